@@ -1,0 +1,337 @@
+//! `Abp`: automatic box pruning, PhysX's region-free broad phase, made column-wise.
+//!
+//! PhysX's ABP keeps the boxes sorted along one axis and, each update, sweeps the moved dynamic
+//! boxes among themselves (complete box pruning) and against the unmoved dynamic and the fixed
+//! boxes (bipartite box pruning); fixed boxes are re-sorted only when they change. This type does
+//! the same, inside each column of an automatic grid over the two non-sweep axes
+//! ([`layout`]): a plain sweep tests N²·w/L candidates in a dense scene, the columns divide
+//! that by their number. A pair is reported only in the one column that holds the corner of
+//! its overlap, so pairs of boxes that share several columns are found once.
+//!
+//! Per update:
+//! 1. boxes that changed leave their old columns (one in-place compaction per column touched);
+//! 2. the changed boxes, radix-sorted by their sweep-axis minimum, are dealt in that order into
+//!    the per-column "moved" lists, which are therefore sorted;
+//! 3. in each touched column: moved dynamic × moved dynamic (complete), moved dynamic × unmoved
+//!    dynamic, moved dynamic × all fixed, moved fixed × unmoved dynamic (bipartite);
+//! 4. the moved lists are merged into the column's sorted lists.
+//!
+//! Pairs between two unmoved boxes are not tested: the pair set keeps them.
+
+mod layout;
+
+use crate::prune::{bipartite, complete, BoxList, EncodedBox};
+use crate::radix::RadixSorter;
+use crate::store::{forward_to_store, Store};
+use crate::{Algorithm, BroadPhase, Config, Error, Pair, PairEvents, Stats};
+pub use layout::AbpSettings;
+use layout::{is_home, ColumnRange, Layout};
+
+/// One column of the grid: its fixed and dynamic boxes, each sorted on the sweep axis, and
+/// this update's arrivals.
+#[derive(Clone, Debug, Default)]
+struct Column {
+    fixed: BoxList,
+    dynamic: BoxList,
+    moved_fixed: BoxList,
+    moved_dynamic: BoxList,
+    /// Some box left the column this update: compact its lists.
+    leavers: bool,
+    /// In `touched` this update.
+    touched: bool,
+}
+
+/// Automatic box pruning: sorted sweeps in automatic columns, with fixed boxes kept sorted
+/// between updates. The default choice for scenes where many objects move.
+///
+/// ```
+/// use broadphase::{Abp, Aabb, BroadPhase, Config, Pair, ProxyDesc};
+/// let mut bp = Abp::new(Config::default());
+/// let ground = bp.insert(Aabb::new([-50.0, -1.0, -50.0], [50.0, 0.0, 50.0]), ProxyDesc::fixed())?;
+/// let ball = bp.insert(Aabb::new([0.0, 0.0, 0.0], [1.0, 1.0, 1.0]), ProxyDesc::dynamic())?;
+/// assert_eq!(bp.update()?.created(), &[Pair::new(ground, ball)]);
+/// bp.set_aabb(ball, Aabb::new([0.0, 2.0, 0.0], [1.0, 3.0, 1.0]))?;
+/// assert_eq!(bp.update()?.deleted(), &[Pair::new(ground, ball)]);
+/// # Ok::<(), broadphase::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct Abp {
+    store: Store,
+    settings: AbpSettings,
+    layout: Layout,
+    columns: Vec<Column>,
+    /// Per slot: the columns holding its entries, while the structure holds it.
+    ranges: Vec<ColumnRange>,
+    /// Per slot: whether its centre lies outside the layout (it sits in a border column).
+    outside: Vec<bool>,
+    /// Live proxies the layout was chosen for; `None` before the first update.
+    layout_for: Option<usize>,
+    /// Entries in all columns (a box counts once per column it covers).
+    entries: usize,
+    /// Boxes in the structure whose centre lies outside the layout.
+    outside_count: usize,
+    /// Columns touched by this update.
+    touched: Vec<u32>,
+    /// This update's changed boxes, then the sort's keys and order.
+    moved: Vec<(EncodedBox, u32)>,
+    keys: Vec<u32>,
+    order: Vec<u32>,
+    sorter: RadixSorter,
+    rebuilds: u64,
+}
+
+impl Abp {
+    /// An empty broad phase with the default [`AbpSettings`].
+    #[must_use]
+    pub fn new(config: Config) -> Self {
+        Self::with_checked_settings(config, AbpSettings::default())
+    }
+
+    /// An empty broad phase with chosen column settings.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] when the settings are invalid ([`AbpSettings::validate`]).
+    pub fn with_settings(config: Config, settings: AbpSettings) -> Result<Self, Error> {
+        settings.validate()?;
+        Ok(Self::with_checked_settings(config, settings))
+    }
+
+    fn with_checked_settings(config: Config, settings: AbpSettings) -> Self {
+        Self {
+            store: Store::new(&config),
+            settings,
+            layout: Layout::single(0),
+            columns: vec![Column::default()],
+            ranges: Vec::new(),
+            outside: Vec::new(),
+            layout_for: None,
+            entries: 0,
+            outside_count: 0,
+            touched: Vec::new(),
+            moved: Vec::new(),
+            keys: Vec::new(),
+            order: Vec::new(),
+            sorter: RadixSorter::default(),
+            rebuilds: 0,
+        }
+    }
+
+    /// The number of columns the boxes are sorted in.
+    #[must_use]
+    pub fn columns(&self) -> usize {
+        self.layout.columns()
+    }
+
+    /// Whether the population changed enough since the layout was chosen to choose again.
+    fn needs_new_layout(&self) -> bool {
+        let n = self.store.len();
+        match self.layout_for {
+            None => true,
+            Some(built) => {
+                n > 2 * built + 256
+                    || (4 * n < built && self.layout.columns() > 1)
+                    || (self.layout.columns() > 1 && self.outside_count > n / 4 + 64)
+                    || self.entries > 4 * n + 1024
+            }
+        }
+    }
+
+    /// Chooses a new layout from the live boxes and empties every column: everything will be
+    /// dealt in again as moved.
+    fn new_layout(&mut self) {
+        let s = &self.store;
+        let live = (0..s.slot_count()).filter(|&i| s.is_alive(i));
+        self.layout = Layout::choose(&self.settings, s.len(), live.map(|i| s.aabb_at(i)));
+        self.columns.clear();
+        self.columns
+            .resize_with(self.layout.columns(), Column::default);
+        self.layout_for = Some(s.len());
+        self.entries = 0;
+        self.outside_count = 0;
+        self.outside.iter_mut().for_each(|o| *o = false);
+        self.rebuilds += 1;
+    }
+
+    fn touch(&mut self, c: usize) {
+        let col = &mut self.columns[c];
+        if !col.touched {
+            col.touched = true;
+            self.touched.push(c as u32);
+        }
+    }
+
+    /// Takes the changed boxes out of the columns they were in.
+    fn remove_leavers(&mut self) {
+        for k in 0..self.store.dirty().len() {
+            let slot = self.store.dirty()[k] as usize;
+            if !self.store.was_in(slot) {
+                continue;
+            }
+            let r = self.ranges[slot];
+            self.entries -= r.count();
+            if std::mem::take(&mut self.outside[slot]) {
+                self.outside_count -= 1;
+            }
+            for u in r.u0..=r.u1 {
+                for v in r.v0..=r.v1 {
+                    let c = self.layout.index(usize::from(u), usize::from(v));
+                    self.columns[c].leavers = true;
+                    self.touch(c);
+                }
+            }
+        }
+        let store = &self.store;
+        for &c in &self.touched {
+            let col = &mut self.columns[c as usize];
+            if col.leavers {
+                col.fixed.retain(|id| !store.is_dirty(id as usize));
+                col.dynamic.retain(|id| !store.is_dirty(id as usize));
+                col.fixed.shrink();
+                col.dynamic.shrink();
+            }
+        }
+    }
+
+    /// Encodes the boxes to (re)insert, sorts them on the sweep axis and deals them into the
+    /// moved lists of their columns, in sorted order.
+    fn deal_movers(&mut self, everything: bool) {
+        let s = &self.store;
+        let axes = self.layout.axes;
+        self.moved.clear();
+        let encode = |slot: usize| (EncodedBox::new(s.aabb_at(slot), axes), slot as u32);
+        if everything {
+            self.moved
+                .extend((0..s.slot_count()).filter(|&i| s.is_alive(i)).map(encode));
+        } else {
+            self.moved.extend(
+                s.dirty()
+                    .iter()
+                    .map(|&i| i as usize)
+                    .filter(|&i| s.is_alive(i))
+                    .map(encode),
+            );
+        }
+        self.keys.clear();
+        self.keys.extend(self.moved.iter().map(|(b, _)| b.min_x));
+        self.order.clear();
+        self.order.extend(0..self.moved.len() as u32);
+        self.sorter.sort_unchecked(&mut self.keys, &mut self.order);
+
+        let slots = self.store.slot_count();
+        if self.ranges.len() < slots {
+            self.ranges.resize(slots, ColumnRange::default());
+            self.outside.resize(slots, false);
+        }
+        for k in 0..self.order.len() {
+            let (enc, slot) = self.moved[self.order[k] as usize];
+            let aabb = self.store.aabb_at(slot as usize);
+            let fixed = self.store.desc_at(slot as usize).is_fixed();
+            let r = self.layout.range(aabb);
+            let outside = self.layout.is_outside(aabb);
+            self.ranges[slot as usize] = r;
+            self.outside[slot as usize] = outside;
+            self.outside_count += usize::from(outside);
+            self.entries += r.count();
+            let tag = r.home_tag();
+            for u in r.u0..=r.u1 {
+                for v in r.v0..=r.v1 {
+                    let c = self.layout.index(usize::from(u), usize::from(v));
+                    self.touch(c);
+                    let col = &mut self.columns[c];
+                    if fixed {
+                        col.moved_fixed.push(&enc, slot, tag);
+                    } else {
+                        col.moved_dynamic.push(&enc, slot, tag);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Finds the new pairs of every touched column, then merges its arrivals in.
+    fn prune_touched(&mut self) {
+        self.touched.sort_unstable();
+        let cells_v = self.layout.cells[1];
+        let store = &mut self.store;
+        let mut tests = 0;
+        for &c in &self.touched {
+            let col = &mut self.columns[c as usize];
+            let (u, v) = (c / cells_v as u32, c % cells_v as u32);
+            let (md, mf, d, f) = (
+                &col.moved_dynamic,
+                &col.moved_fixed,
+                &col.dynamic,
+                &col.fixed,
+            );
+            let mut report = |a: &BoxList, i: usize, b: &BoxList, j: usize| {
+                if is_home(u, v, a.tag(i), b.tag(j)) {
+                    store.report(a.id(i), b.id(j));
+                }
+            };
+            tests += complete(md, |i, j| report(md, i, md, j));
+            tests += bipartite(md, d, |i, j| report(md, i, d, j));
+            tests += bipartite(md, f, |i, j| report(md, i, f, j));
+            tests += bipartite(md, mf, |i, j| report(md, i, mf, j));
+            tests += bipartite(mf, d, |i, j| report(mf, i, d, j));
+            col.dynamic.merge_in(&col.moved_dynamic);
+            col.fixed.merge_in(&col.moved_fixed);
+            col.moved_dynamic.clear();
+            col.moved_fixed.clear();
+            col.leavers = false;
+            col.touched = false;
+        }
+        store.tests = tests;
+        self.touched.clear();
+    }
+}
+
+impl BroadPhase for Abp {
+    forward_to_store!();
+
+    fn algorithm(&self) -> Algorithm {
+        Algorithm::Abp
+    }
+
+    fn update(&mut self) -> Result<&PairEvents, Error> {
+        self.store.begin_update();
+        if !self.store.dirty().is_empty() {
+            let everything = self.needs_new_layout();
+            if everything {
+                self.new_layout();
+            } else {
+                self.remove_leavers();
+            }
+            self.deal_movers(everything);
+            self.prune_touched();
+        }
+        self.store.finish_update();
+        Ok(&self.store.events)
+    }
+
+    fn pairs(&self) -> &[Pair] {
+        self.store.pairs.pairs()
+    }
+
+    fn stats(&self) -> Stats {
+        let mut stats = self.store.stats();
+        stats.memory_bytes += self
+            .columns
+            .iter()
+            .map(|c| {
+                c.fixed.memory_bytes()
+                    + c.dynamic.memory_bytes()
+                    + c.moved_fixed.memory_bytes()
+                    + c.moved_dynamic.memory_bytes()
+            })
+            .sum::<usize>()
+            + self.ranges.capacity() * std::mem::size_of::<ColumnRange>();
+        stats.counters = vec![
+            ("columns", self.layout.columns() as u64),
+            ("sweep axis", self.layout.axes[0] as u64),
+            ("entries", self.entries as u64),
+            ("outside", self.outside_count as u64),
+            ("layouts", self.rebuilds),
+        ];
+        stats
+    }
+}

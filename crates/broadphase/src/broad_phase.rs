@@ -1,0 +1,285 @@
+//! The trait every algorithm implements, the algorithm selector and the shared settings.
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::{Aabb, Error, Layer, Pair, PairEvents, ProxyDesc, ProxyId};
+
+/// The most live proxies one broad phase holds (2^24): slot indices stay small enough to pack
+/// with flags, and a runaway caller gets [`Error::CapacityExceeded`] instead of exhausting memory.
+pub const MAX_PROXIES: usize = 1 << 24;
+
+/// A broad phase: boxes in, overlapping pairs and queries out.
+///
+/// Changes (`insert`, `set_aabb`, `set_desc`, `remove`, `set_layers_collide`, `shift_origin`)
+/// take effect at the next [`update`](BroadPhase::update), which returns the pairs created and
+/// deleted since the previous one. Every implementation reports exactly the pairs
+/// [`BruteForce`](crate::BruteForce) reports for the same calls, with the same ids, and returns
+/// an [`Error`] (changing nothing) for bad input instead of panicking.
+///
+/// The trait is object-safe: [`crate::new`] returns a `Box<dyn BroadPhase>`.
+pub trait BroadPhase: Send {
+    /// Which algorithm this is.
+    fn algorithm(&self) -> Algorithm;
+
+    /// Adds a proxy; its pairs appear at the next update.
+    ///
+    /// # Errors
+    /// [`Error::NonFiniteAabb`], [`Error::InvertedAabb`], [`Error::InvalidLayer`],
+    /// [`Error::CapacityExceeded`].
+    fn insert(&mut self, aabb: Aabb, desc: ProxyDesc) -> Result<ProxyId, Error>;
+
+    /// Adds many proxies at once: all of them, or none if one is invalid. Algorithms build
+    /// their structures for a batch faster than for the same proxies one by one.
+    ///
+    /// # Errors
+    /// As [`insert`](BroadPhase::insert), for the first invalid item.
+    fn insert_batch(&mut self, items: &[(Aabb, ProxyDesc)]) -> Result<Vec<ProxyId>, Error>;
+
+    /// Moves a proxy's box.
+    ///
+    /// # Errors
+    /// [`Error::StaleProxy`], [`Error::UnknownProxy`], [`Error::NonFiniteAabb`],
+    /// [`Error::InvertedAabb`].
+    fn set_aabb(&mut self, id: ProxyId, aabb: Aabb) -> Result<(), Error>;
+
+    /// Changes a proxy's mobility, layer, group or user data.
+    ///
+    /// # Errors
+    /// [`Error::StaleProxy`], [`Error::UnknownProxy`], [`Error::InvalidLayer`].
+    fn set_desc(&mut self, id: ProxyId, desc: ProxyDesc) -> Result<(), Error>;
+
+    /// Removes a proxy; its pairs are reported deleted at the next update and its id becomes
+    /// stale.
+    ///
+    /// # Errors
+    /// [`Error::StaleProxy`] (removed twice), [`Error::UnknownProxy`].
+    fn remove(&mut self, id: ProxyId) -> Result<(), Error>;
+
+    /// Brings the pairs up to date with every change since the last update and returns what
+    /// changed: created and deleted pairs, each sorted by `(a, b)`.
+    ///
+    /// # Errors
+    /// None of today's algorithms fails here; the `Result` leaves room for ones that can
+    /// (a lost GPU device).
+    fn update(&mut self) -> Result<&PairEvents, Error>;
+
+    /// The events of the last update.
+    fn events(&self) -> &PairEvents;
+
+    /// Every overlapping pair as of the last update, in an unspecified but deterministic order.
+    fn pairs(&self) -> &[Pair];
+
+    /// A proxy's current box (as last set, even before the next update).
+    ///
+    /// # Errors
+    /// [`Error::StaleProxy`], [`Error::UnknownProxy`].
+    fn aabb(&self, id: ProxyId) -> Result<Aabb, Error>;
+
+    /// A proxy's current description.
+    ///
+    /// # Errors
+    /// [`Error::StaleProxy`], [`Error::UnknownProxy`].
+    fn desc(&self, id: ProxyId) -> Result<ProxyDesc, Error>;
+
+    /// Whether `id` names a live proxy of this broad phase.
+    fn contains(&self, id: ProxyId) -> bool;
+
+    /// The number of live proxies.
+    fn len(&self) -> usize;
+
+    /// Whether there are no live proxies.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Figures about the last update and the structure.
+    fn stats(&self) -> Stats;
+
+    /// Moves the origin to `shift`: every box is translated by `-shift`. Large worlds use it to
+    /// keep coordinates near zero, where `f32` is precise.
+    ///
+    /// # Errors
+    /// [`Error::NonFiniteShift`], or [`Error::ShiftOverflow`] when a box would leave the finite
+    /// range (nothing moves).
+    fn shift_origin(&mut self, shift: [f32; 3]) -> Result<(), Error>;
+
+    /// Sets whether proxies on layers `a` and `b` may pair. Pairs the change forbids are
+    /// reported deleted, and pairs it allows created, at the next update.
+    ///
+    /// # Errors
+    /// [`Error::InvalidLayer`].
+    fn set_layers_collide(&mut self, a: Layer, b: Layer, collide: bool) -> Result<(), Error>;
+
+    /// Whether proxies on layers `a` and `b` may pair.
+    fn layers_collide(&self, a: Layer, b: Layer) -> bool;
+}
+
+/// The algorithms, for choosing one at run time with [`crate::new`] (like PhysX's
+/// `PxSceneDesc::broadPhaseType`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum Algorithm {
+    /// The O(n²) oracle ([`crate::BruteForce`]).
+    BruteForce,
+    /// PhysX's automatic box pruning, region-free ([`crate::Abp`]).
+    Abp,
+}
+
+impl Algorithm {
+    /// Every algorithm this build provides.
+    pub const ALL: &'static [Algorithm] = &[Algorithm::BruteForce, Algorithm::Abp];
+
+    /// The name used on the command line: lower case, e.g. `abp`, `brute-force`.
+    #[must_use]
+    pub fn cli_name(self) -> &'static str {
+        match self {
+            Algorithm::BruteForce => "brute-force",
+            Algorithm::Abp => "abp",
+        }
+    }
+}
+
+impl fmt::Display for Algorithm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self, f)
+    }
+}
+
+/// An algorithm name that [`Algorithm::from_str`] does not know.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown algorithm {0:?}; expected one of: {list}", list = Algorithm::ALL.iter().map(|a| a.cli_name()).collect::<Vec<_>>().join(", "))]
+pub struct UnknownAlgorithm(pub String);
+
+impl FromStr for Algorithm {
+    type Err = UnknownAlgorithm;
+
+    /// Parses a [`cli_name`](Algorithm::cli_name) or the type name, ignoring case, `-` and `_`.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let norm = |x: &str| {
+            x.chars()
+                .filter(|c| *c != '-' && *c != '_')
+                .collect::<String>()
+                .to_ascii_lowercase()
+        };
+        let wanted = norm(s);
+        Algorithm::ALL
+            .iter()
+            .copied()
+            .find(|a| norm(a.cli_name()) == wanted)
+            .ok_or_else(|| UnknownAlgorithm(s.to_string()))
+    }
+}
+
+/// Settings every algorithm understands. Algorithm-specific knobs live on the concrete types.
+///
+/// ```
+/// use broadphase::Config;
+/// let config = Config::default().with_capacity(10_000).with_parallel(false);
+/// assert_eq!(config.capacity, 10_000);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Config {
+    /// How many proxies to reserve room for (a hint; storage grows as needed).
+    pub capacity: usize,
+    /// The most live proxies allowed, at most [`MAX_PROXIES`].
+    pub max_proxies: usize,
+    /// Whether to spread work over rayon's threads (with the `parallel` feature). Results are
+    /// identical either way.
+    pub parallel: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            capacity: 0,
+            max_proxies: MAX_PROXIES,
+            parallel: true,
+        }
+    }
+}
+
+impl Config {
+    /// The same settings reserving room for `capacity` proxies.
+    #[must_use]
+    pub fn with_capacity(mut self, capacity: usize) -> Self {
+        self.capacity = capacity;
+        self
+    }
+
+    /// The same settings with at most `max_proxies` live proxies (capped at [`MAX_PROXIES`]).
+    #[must_use]
+    pub fn with_max_proxies(mut self, max_proxies: usize) -> Self {
+        self.max_proxies = max_proxies.min(MAX_PROXIES);
+        self
+    }
+
+    /// The same settings, multi-threaded or not.
+    #[must_use]
+    pub fn with_parallel(mut self, parallel: bool) -> Self {
+        self.parallel = parallel;
+        self
+    }
+
+    /// Whether work may be spread over threads: the setting and the `parallel` feature.
+    #[must_use]
+    pub fn use_threads(&self) -> bool {
+        cfg!(feature = "parallel") && self.parallel
+    }
+}
+
+/// Figures about a broad phase after its last update.
+#[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
+pub struct Stats {
+    /// Live proxies.
+    pub proxies: usize,
+    /// Live fixed proxies.
+    pub fixed: usize,
+    /// Live dynamic proxies.
+    pub dynamic: usize,
+    /// Persistent pairs.
+    pub pairs: usize,
+    /// Pairs created by the last update.
+    pub created: usize,
+    /// Pairs deleted by the last update.
+    pub deleted: usize,
+    /// Proxies inserted, moved, re-described or removed before the last update.
+    pub changed: usize,
+    /// Candidate box-box tests the last update made.
+    pub tests: u64,
+    /// Heap bytes held (approximately).
+    pub memory_bytes: usize,
+    /// Algorithm-specific figures, by name.
+    pub counters: Vec<(&'static str, u64)>,
+}
+
+impl Stats {
+    /// The value of a named counter.
+    #[must_use]
+    pub fn counter(&self, name: &str) -> Option<u64> {
+        self.counters
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|&(_, v)| v)
+    }
+}
+
+/// Creates a broad phase of the chosen algorithm.
+///
+/// ```
+/// use broadphase::{Aabb, Algorithm, Config, ProxyDesc};
+/// let mut bp = broadphase::new(Algorithm::Abp, Config::default());
+/// bp.insert(Aabb::new([0.0; 3], [1.0; 3]), ProxyDesc::dynamic())?;
+/// bp.insert(Aabb::new([1.0; 3], [2.0; 3]), ProxyDesc::dynamic())?;
+/// assert_eq!(bp.update()?.created().len(), 1);
+/// # Ok::<(), broadphase::Error>(())
+/// ```
+#[must_use]
+pub fn new(algorithm: Algorithm, config: Config) -> Box<dyn BroadPhase> {
+    match algorithm {
+        Algorithm::BruteForce => Box::new(crate::BruteForce::new(config)),
+        Algorithm::Abp => Box::new(crate::Abp::new(config)),
+    }
+}

@@ -1,0 +1,68 @@
+//! Broad-phase collision detection: from the boxes of many objects that are added, moved and
+//! removed every frame, find which pairs overlap.
+//!
+//! Every algorithm implements the [`BroadPhase`] trait and keeps one contract: it reports
+//! exactly the pairs that [`BruteForce`] reports (boxes are closed, so touching boxes overlap),
+//! as a persistent set plus the pairs created and deleted by each [`update`](BroadPhase::update),
+//! each list sorted; the same calls give the same ids and events on any number of threads; and
+//! bad input returns an [`Error`] that changes nothing, never a panic.
+//!
+//! ```
+//! use broadphase::{Aabb, Algorithm, BroadPhase, Config, Pair, ProxyDesc};
+//!
+//! let mut bp = broadphase::new(Algorithm::Abp, Config::default());
+//! let a = bp.insert(Aabb::new([0.0; 3], [1.0; 3]), ProxyDesc::dynamic())?;
+//! let b = bp.insert(Aabb::new([0.5; 3], [2.0; 3]), ProxyDesc::fixed())?;
+//! let events = bp.update()?;
+//! assert_eq!(events.created(), &[Pair::new(a, b)]);
+//!
+//! bp.set_aabb(a, Aabb::new([5.0; 3], [6.0; 3]))?; // move `a` away
+//! let events = bp.update()?;
+//! assert_eq!(events.deleted(), &[Pair::new(a, b)]);
+//! assert!(bp.pairs().is_empty());
+//! # Ok::<(), broadphase::Error>(())
+//! ```
+//!
+//! # Choosing an algorithm
+//!
+//! | algorithm | use it when |
+//! |---|---|
+//! | [`Abp`] | the default: many objects move, objects come and go, no set-up |
+//! | [`BruteForce`] | a few hundred objects at most, or as a reference in tests |
+//!
+//! # Features
+//!
+//! - `parallel` (default): spreads work over rayon's threads; results are identical without it.
+//! - `testing`: [`testing`], the differential suite every algorithm passes, for implementors.
+
+#![warn(missing_docs)]
+
+mod aabb;
+mod abp;
+mod broad_phase;
+mod brute;
+mod desc;
+pub mod encode;
+mod error;
+mod events;
+pub mod filter;
+mod id;
+mod pairs;
+mod prune;
+pub mod radix;
+mod store;
+#[cfg(feature = "testing")]
+pub mod testing;
+
+pub use aabb::Aabb;
+pub use abp::{Abp, AbpSettings};
+pub use broad_phase::{new, Algorithm, BroadPhase, Config, Stats, UnknownAlgorithm, MAX_PROXIES};
+pub use brute::BruteForce;
+pub use desc::{Group, Layer, LayerMask, Mobility, ProxyDesc};
+pub use error::Error;
+pub use events::PairEvents;
+pub use id::{Pair, ProxyId};
+
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeDoctests;

@@ -1,0 +1,438 @@
+//! What every algorithm keeps the same way: the proxies (a slot map with generations), what
+//! changed since the last update, the filter rules, the persistent pairs and the last events.
+//!
+//! Every public mutation is validated here, before anything changes, so that an error leaves
+//! the broad phase exactly as it was. Algorithms read the changed slots in `update` and keep
+//! their own structures in step.
+
+use crate::filter::{check_layer, LayerMatrix};
+use crate::pairs::PairSet;
+use crate::{Aabb, Config, Error, Layer, PairEvents, ProxyDesc, ProxyId, Stats};
+
+/// The slot is a live proxy.
+const ALIVE: u8 = 1;
+/// The slot was a live proxy at the end of the last update (the algorithm's structures hold it).
+const WAS_IN: u8 = 2;
+/// The slot is in the changed list.
+const DIRTY: u8 = 4;
+
+/// The proxies and the state shared by all algorithms.
+#[derive(Clone, Debug)]
+pub(crate) struct Store {
+    aabbs: Vec<Aabb>,
+    descs: Vec<ProxyDesc>,
+    generations: Vec<u32>,
+    flags: Vec<u8>,
+    /// Slots free for reuse (a stack: the last freed is reused first).
+    free: Vec<u32>,
+    /// Slots removed since the last update. They are reused only after it, so that within one
+    /// update a slot index names one proxy.
+    pending_free: Vec<u32>,
+    /// Slots inserted, moved, re-described or removed since the last update, in first-change
+    /// order.
+    dirty: Vec<u32>,
+    len: usize,
+    fixed: usize,
+    limit: usize,
+    matrix: LayerMatrix,
+    /// Layers whose collision rules changed since the last update.
+    rule_changes: u64,
+    pub(crate) pairs: PairSet,
+    pub(crate) events: PairEvents,
+    /// Candidate overlap tests made by the last update (for stats).
+    pub(crate) tests: u64,
+    /// Proxies that changed in the last update (for stats).
+    last_changed: usize,
+}
+
+impl Store {
+    pub(crate) fn new(config: &Config) -> Self {
+        let cap = config.capacity.min(crate::MAX_PROXIES);
+        Self {
+            aabbs: Vec::with_capacity(cap),
+            descs: Vec::with_capacity(cap),
+            generations: Vec::with_capacity(cap),
+            flags: Vec::with_capacity(cap),
+            free: Vec::new(),
+            pending_free: Vec::new(),
+            dirty: Vec::new(),
+            len: 0,
+            fixed: 0,
+            limit: config.max_proxies.min(crate::MAX_PROXIES),
+            matrix: LayerMatrix::default(),
+            rule_changes: 0,
+            pairs: PairSet::default(),
+            events: PairEvents::default(),
+            tests: 0,
+            last_changed: 0,
+        }
+    }
+
+    /// The slot of a live proxy.
+    #[inline]
+    pub(crate) fn slot(&self, id: ProxyId) -> Result<usize, Error> {
+        let i = id.index() as usize;
+        match self.generations.get(i) {
+            None => Err(Error::UnknownProxy { id }),
+            Some(&g) if id.generation() > g => Err(Error::UnknownProxy { id }),
+            Some(&g) if id.generation() == g && self.flags[i] & ALIVE != 0 => Ok(i),
+            Some(_) => Err(Error::StaleProxy { id }),
+        }
+    }
+
+    fn mark_dirty(&mut self, slot: usize) {
+        if self.flags[slot] & DIRTY == 0 {
+            self.flags[slot] |= DIRTY;
+            self.dirty.push(slot as u32);
+        }
+    }
+
+    fn check_new(&self, aabb: &Aabb, desc: &ProxyDesc) -> Result<(), Error> {
+        aabb.validate()?;
+        check_layer(desc.layer)
+    }
+
+    fn check_room(&self, extra: usize) -> Result<(), Error> {
+        if self.len + extra > self.limit {
+            Err(Error::CapacityExceeded { limit: self.limit })
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Inserts a proxy already checked by `check_new` and `check_room`.
+    fn insert_checked(&mut self, aabb: Aabb, desc: ProxyDesc) -> ProxyId {
+        let slot = match self.free.pop() {
+            Some(s) => {
+                let s = s as usize;
+                self.aabbs[s] = aabb;
+                self.descs[s] = desc;
+                // WAS_IN stays as the last update left it (clear, since the slot was freed).
+                self.flags[s] = ALIVE;
+                s
+            }
+            None => {
+                self.aabbs.push(aabb);
+                self.descs.push(desc);
+                self.generations.push(0);
+                self.flags.push(ALIVE);
+                self.aabbs.len() - 1
+            }
+        };
+        self.len += 1;
+        self.fixed += usize::from(desc.is_fixed());
+        self.mark_dirty(slot);
+        ProxyId::from_raw_parts(slot as u32, self.generations[slot])
+    }
+
+    pub(crate) fn insert(&mut self, aabb: Aabb, desc: ProxyDesc) -> Result<ProxyId, Error> {
+        self.check_new(&aabb, &desc)?;
+        self.check_room(1)?;
+        Ok(self.insert_checked(aabb, desc))
+    }
+
+    /// All or nothing: every item is checked before the first is inserted.
+    pub(crate) fn insert_batch(
+        &mut self,
+        items: &[(Aabb, ProxyDesc)],
+    ) -> Result<Vec<ProxyId>, Error> {
+        for (aabb, desc) in items {
+            self.check_new(aabb, desc)?;
+        }
+        self.check_room(items.len())?;
+        Ok(items
+            .iter()
+            .map(|&(aabb, desc)| self.insert_checked(aabb, desc))
+            .collect())
+    }
+
+    pub(crate) fn set_aabb(&mut self, id: ProxyId, aabb: Aabb) -> Result<(), Error> {
+        let slot = self.slot(id)?;
+        aabb.validate()?;
+        self.aabbs[slot] = aabb;
+        self.mark_dirty(slot);
+        Ok(())
+    }
+
+    pub(crate) fn set_desc(&mut self, id: ProxyId, desc: ProxyDesc) -> Result<(), Error> {
+        let slot = self.slot(id)?;
+        check_layer(desc.layer)?;
+        self.fixed =
+            self.fixed + usize::from(desc.is_fixed()) - usize::from(self.descs[slot].is_fixed());
+        self.descs[slot] = desc;
+        self.mark_dirty(slot);
+        Ok(())
+    }
+
+    pub(crate) fn remove(&mut self, id: ProxyId) -> Result<(), Error> {
+        let slot = self.slot(id)?;
+        self.flags[slot] &= !ALIVE;
+        self.len -= 1;
+        self.fixed -= usize::from(self.descs[slot].is_fixed());
+        // A slot whose generation would wrap is retired rather than reused, so that an old id
+        // can never become valid again.
+        if let Some(next) = self.generations[slot].checked_add(1) {
+            self.generations[slot] = next;
+            self.pending_free.push(slot as u32);
+        }
+        self.mark_dirty(slot);
+        Ok(())
+    }
+
+    /// Moves every box by `-shift` (the new origin is at `shift` in the old coordinates).
+    pub(crate) fn shift_origin(&mut self, shift: [f32; 3]) -> Result<(), Error> {
+        if shift.iter().any(|v| !v.is_finite()) {
+            return Err(Error::NonFiniteShift { shift });
+        }
+        let offset = shift.map(|v| -v);
+        for slot in 0..self.aabbs.len() {
+            if self.flags[slot] & ALIVE != 0 && !self.aabbs[slot].translated(offset).is_valid() {
+                return Err(Error::ShiftOverflow {
+                    shift,
+                    id: self.id_at(slot),
+                });
+            }
+        }
+        for slot in 0..self.aabbs.len() {
+            if self.flags[slot] & ALIVE != 0 {
+                self.aabbs[slot] = self.aabbs[slot].translated(offset);
+                self.mark_dirty(slot);
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn set_layers_collide(
+        &mut self,
+        a: Layer,
+        b: Layer,
+        collide: bool,
+    ) -> Result<(), Error> {
+        if self.matrix.set(a, b, collide)? {
+            // Every pair the change affects has a proxy on layer `a`: re-testing those finds
+            // the pairs now allowed and drops the ones now forbidden.
+            self.rule_changes |= 1 << a.0;
+        }
+        Ok(())
+    }
+
+    #[inline]
+    pub(crate) fn layers_collide(&self, a: Layer, b: Layer) -> bool {
+        self.matrix.collide(a, b)
+    }
+
+    /// Starts an update: clears the last events and turns rule changes into changed proxies.
+    pub(crate) fn begin_update(&mut self) {
+        self.events.clear();
+        self.tests = 0;
+        if self.rule_changes != 0 {
+            for slot in 0..self.aabbs.len() {
+                if self.flags[slot] & ALIVE != 0
+                    && (self.rule_changes >> self.descs[slot].layer.0) & 1 != 0
+                {
+                    self.mark_dirty(slot);
+                }
+            }
+            self.rule_changes = 0;
+        }
+    }
+
+    /// Ends an update: diffs the pairs into events, then forgets what changed.
+    pub(crate) fn finish_update(&mut self) {
+        if !self.dirty.is_empty() {
+            let flags = &self.flags;
+            self.pairs
+                .finish(|s| flags[s as usize] & DIRTY != 0, &mut self.events);
+        }
+        self.last_changed = self.dirty.len();
+        for &s in &self.dirty {
+            let s = s as usize;
+            let alive = self.flags[s] & ALIVE;
+            let mut f = alive;
+            if alive != 0 {
+                f |= WAS_IN;
+            }
+            self.flags[s] = f;
+        }
+        self.dirty.clear();
+        self.free.append(&mut self.pending_free);
+    }
+
+    /// The slots changed since the last update.
+    #[inline]
+    pub(crate) fn dirty(&self) -> &[u32] {
+        &self.dirty
+    }
+
+    /// Whether the slot is a live proxy now.
+    #[inline]
+    pub(crate) fn is_alive(&self, slot: usize) -> bool {
+        self.flags[slot] & ALIVE != 0
+    }
+
+    /// Whether the slot changed since the last update.
+    #[inline]
+    pub(crate) fn is_dirty(&self, slot: usize) -> bool {
+        self.flags[slot] & DIRTY != 0
+    }
+
+    /// Whether the algorithm's structures hold the slot (it was live at the last update).
+    #[inline]
+    pub(crate) fn was_in(&self, slot: usize) -> bool {
+        self.flags[slot] & WAS_IN != 0
+    }
+
+    /// The id of the live proxy in `slot`.
+    #[inline]
+    pub(crate) fn id_at(&self, slot: usize) -> ProxyId {
+        ProxyId::from_raw_parts(slot as u32, self.generations[slot])
+    }
+
+    #[inline]
+    pub(crate) fn aabb_at(&self, slot: usize) -> &Aabb {
+        &self.aabbs[slot]
+    }
+
+    #[inline]
+    pub(crate) fn desc_at(&self, slot: usize) -> &ProxyDesc {
+        &self.descs[slot]
+    }
+
+    /// Whether the filter lets the proxies in slots `a` and `b` pair.
+    #[inline]
+    pub(crate) fn allows(&self, a: usize, b: usize) -> bool {
+        self.matrix.allows(&self.descs[a], &self.descs[b])
+    }
+
+    /// Finds that slots `a` and `b` overlap: adds the pair if the filter allows it.
+    #[inline]
+    pub(crate) fn report(&mut self, a: u32, b: u32) {
+        let (a, b) = (a as usize, b as usize);
+        if self.allows(a, b) {
+            let (ia, ib) = (self.id_at(a), self.id_at(b));
+            self.pairs.add(ia, ib);
+        }
+    }
+
+    /// The number of slots ever used (live or not): the bound of slot indices.
+    #[inline]
+    pub(crate) fn slot_count(&self) -> usize {
+        self.aabbs.len()
+    }
+
+    #[inline]
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    pub(crate) fn aabb(&self, id: ProxyId) -> Result<Aabb, Error> {
+        Ok(self.aabbs[self.slot(id)?])
+    }
+
+    pub(crate) fn desc(&self, id: ProxyId) -> Result<ProxyDesc, Error> {
+        Ok(self.descs[self.slot(id)?])
+    }
+
+    /// The figures every algorithm reports; algorithms add their own counters.
+    pub(crate) fn stats(&self) -> Stats {
+        Stats {
+            proxies: self.len,
+            fixed: self.fixed,
+            dynamic: self.len - self.fixed,
+            pairs: self.pairs.len(),
+            created: self.events.created.len(),
+            deleted: self.events.deleted.len(),
+            changed: self.last_changed,
+            tests: self.tests,
+            memory_bytes: self.memory_bytes(),
+            counters: Vec::new(),
+        }
+    }
+
+    fn memory_bytes(&self) -> usize {
+        self.aabbs.capacity() * std::mem::size_of::<Aabb>()
+            + self.descs.capacity() * std::mem::size_of::<ProxyDesc>()
+            + (self.generations.capacity() + self.free.capacity() + self.dirty.capacity()) * 4
+            + self.flags.capacity()
+            + self.pairs.memory_bytes()
+    }
+}
+
+/// Implements the `BroadPhase` methods that every algorithm forwards to its `store` field
+/// unchanged. Each algorithm writes `update`, `pairs`, `algorithm` and `stats` itself.
+macro_rules! forward_to_store {
+    () => {
+        fn insert(
+            &mut self,
+            aabb: $crate::Aabb,
+            desc: $crate::ProxyDesc,
+        ) -> Result<$crate::ProxyId, $crate::Error> {
+            self.store.insert(aabb, desc)
+        }
+
+        fn insert_batch(
+            &mut self,
+            items: &[($crate::Aabb, $crate::ProxyDesc)],
+        ) -> Result<Vec<$crate::ProxyId>, $crate::Error> {
+            self.store.insert_batch(items)
+        }
+
+        fn set_aabb(
+            &mut self,
+            id: $crate::ProxyId,
+            aabb: $crate::Aabb,
+        ) -> Result<(), $crate::Error> {
+            self.store.set_aabb(id, aabb)
+        }
+
+        fn set_desc(
+            &mut self,
+            id: $crate::ProxyId,
+            desc: $crate::ProxyDesc,
+        ) -> Result<(), $crate::Error> {
+            self.store.set_desc(id, desc)
+        }
+
+        fn remove(&mut self, id: $crate::ProxyId) -> Result<(), $crate::Error> {
+            self.store.remove(id)
+        }
+
+        fn events(&self) -> &$crate::PairEvents {
+            &self.store.events
+        }
+
+        fn aabb(&self, id: $crate::ProxyId) -> Result<$crate::Aabb, $crate::Error> {
+            self.store.aabb(id)
+        }
+
+        fn desc(&self, id: $crate::ProxyId) -> Result<$crate::ProxyDesc, $crate::Error> {
+            self.store.desc(id)
+        }
+
+        fn contains(&self, id: $crate::ProxyId) -> bool {
+            self.store.slot(id).is_ok()
+        }
+
+        fn len(&self) -> usize {
+            self.store.len()
+        }
+
+        fn shift_origin(&mut self, shift: [f32; 3]) -> Result<(), $crate::Error> {
+            self.store.shift_origin(shift)
+        }
+
+        fn set_layers_collide(
+            &mut self,
+            a: $crate::Layer,
+            b: $crate::Layer,
+            collide: bool,
+        ) -> Result<(), $crate::Error> {
+            self.store.set_layers_collide(a, b, collide)
+        }
+
+        fn layers_collide(&self, a: $crate::Layer, b: $crate::Layer) -> bool {
+            self.store.layers_collide(a, b)
+        }
+    };
+}
+pub(crate) use forward_to_store;

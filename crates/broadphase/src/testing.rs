@@ -1,0 +1,742 @@
+//! The shared differential suite: every algorithm against [`BruteForce`].
+//!
+//! [`check_algorithm`] generates thousands of random call sequences (proptest, with shrinking),
+//! runs each on a fresh instance of the algorithm and on `BruteForce`, and after every call
+//! checks that both answered the same; after every update, that the created and deleted lists
+//! and the persistent pair set are identical. Sequences mix fixed and dynamic proxies, groups,
+//! layers and rule changes, origin shifts, batches, exactly touching and zero-size boxes,
+//! duplicates, and bad input (NaN, infinities, `min > max`, stale, foreign and removed ids,
+//! invalid layers), which must return the same [`Error`] from both and change nothing.
+//! Each sequence is replayed once more on a single thread to check determinism.
+//!
+//! ```no_run
+//! use broadphase::{testing, Algorithm, Config};
+//! testing::check_algorithm(|| broadphase::new(Algorithm::Abp, Config::default()));
+//! ```
+//!
+//! A failure panics with the shortest failing sequence found, as a `Vec<Op>` that
+//! [`check_sequence`] replays: paste it into a regression test.
+
+#![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
+
+use std::fmt::Debug;
+
+use proptest::prelude::*;
+use proptest::test_runner::{Config as RunnerConfig, TestCaseError, TestError, TestRunner};
+
+use crate::{
+    Aabb, BroadPhase, BruteForce, Config, Error, Group, Layer, Mobility, Pair, ProxyDesc, ProxyId,
+};
+
+/// A way a box can be invalid.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BadBox {
+    /// A NaN coordinate.
+    Nan,
+    /// A `+inf` coordinate.
+    PosInf,
+    /// A `-inf` coordinate.
+    NegInf,
+    /// `min > max` on one axis.
+    Inverted,
+}
+
+impl BadBox {
+    fn make(self, base: Aabb, axis: usize) -> Aabb {
+        let mut b = base;
+        match self {
+            BadBox::Nan => b.min[axis] = f32::NAN,
+            BadBox::PosInf => b.max[axis] = f32::INFINITY,
+            BadBox::NegInf => b.min[axis] = f32::NEG_INFINITY,
+            BadBox::Inverted => {
+                // A fresh box: the base may reach the ends of the float range.
+                b = Aabb::new([0.0; 3], [1.0; 3]);
+                b.min[axis] = 2.0;
+            }
+        }
+        b
+    }
+
+    fn expected(self, e: &Error) -> bool {
+        match self {
+            BadBox::Inverted => matches!(e, Error::InvertedAabb { .. }),
+            _ => matches!(e, Error::NonFiniteAabb { .. }),
+        }
+    }
+}
+
+/// Names a live (or removed) proxy by position in the list of such ids, modulo its length, so
+/// that sequences stay meaningful while proptest shrinks them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pick(pub usize);
+
+impl Pick {
+    fn index(self, len: usize) -> usize {
+        self.0 % len
+    }
+}
+
+/// One call in a generated sequence.
+#[derive(Clone, Debug)]
+pub enum Op {
+    /// `insert`.
+    Insert(Aabb, ProxyDesc),
+    /// `insert_batch`.
+    InsertBatch(Vec<(Aabb, ProxyDesc)>),
+    /// `insert` of a box identical to a live proxy's.
+    InsertDuplicate(Pick, ProxyDesc),
+    /// `set_aabb`.
+    SetAabb(Pick, Aabb),
+    /// `set_aabb` to the current box moved by an offset.
+    Nudge(Pick, [f32; 3]),
+    /// `set_desc`.
+    SetDesc(Pick, ProxyDesc),
+    /// `remove`.
+    Remove(Pick),
+    /// `set_layers_collide`.
+    SetLayersCollide(Layer, Layer, bool),
+    /// `shift_origin`.
+    ShiftOrigin([f32; 3]),
+    /// `update`, then compare events and pairs.
+    Update,
+    /// `insert` of an invalid box: must fail.
+    InsertBad(BadBox, usize),
+    /// `set_aabb` with an invalid box: must fail.
+    SetAabbBad(Pick, BadBox, usize),
+    /// `remove` twice: the second must fail.
+    RemoveTwice(Pick),
+    /// `set_aabb`, `set_desc`, `remove`, `aabb` with an id removed earlier: must fail.
+    UseStale(Pick),
+    /// Calls with ids never issued (an unknown slot; a future generation): must fail.
+    UseForeign(Pick),
+    /// `insert`, `set_desc` and `set_layers_collide` with a layer outside 0..64: must fail.
+    BadLayer(Pick, u8),
+    /// `shift_origin` with a non-finite component: must fail.
+    BadShift(usize),
+}
+
+/// The kind of world a sequence plays in.
+#[derive(Clone, Copy, Debug)]
+enum World {
+    /// Coordinates on a 0.5 lattice in about [-2, 10]: dense, many exact contacts.
+    Small,
+    /// Coordinates on an 8-unit lattice in about [-4096, 4096], big origin shifts.
+    Large,
+}
+
+impl World {
+    fn step(self) -> f32 {
+        match self {
+            World::Small => 0.5,
+            World::Large => 8.0,
+        }
+    }
+
+    fn aabb(self) -> BoxedStrategy<Aabb> {
+        let step = self.step();
+        let cells = match self {
+            World::Small => -4i32..20,
+            World::Large => -512i32..512,
+        };
+        let normal = (
+            [cells.clone(), cells.clone(), cells],
+            [0i32..5, 0i32..5, 0i32..5],
+        )
+            .prop_map(move |(lo, size)| {
+                let min = lo.map(|c| c as f32 * step);
+                let max = std::array::from_fn(|i| min[i] + size[i] as f32 * step);
+                Aabb::new(min, max)
+            });
+        // Now and then a box that spans (almost) the whole float range.
+        let huge = Just(Aabb::new([-1e33; 3], [1e33; 3]));
+        prop_oneof![200 => normal, 1 => huge].boxed()
+    }
+
+    fn shift(self) -> BoxedStrategy<[f32; 3]> {
+        match self {
+            World::Small => prop::array::uniform3((-8i32..8).prop_map(|v| v as f32 * 0.5)).boxed(),
+            World::Large => prop::array::uniform3(prop_oneof![
+                (-64i32..64).prop_map(|v| v as f32 * 8.0),
+                // Far enough that coordinates round: boxes may start or stop touching.
+                (-4i32..4).prop_map(|v| v as f32 * 3.0e6),
+            ])
+            .boxed(),
+        }
+    }
+}
+
+fn desc() -> impl Strategy<Value = ProxyDesc> {
+    (
+        prop_oneof![3 => Just(Mobility::Dynamic), 1 => Just(Mobility::Fixed)],
+        prop_oneof![4 => Just(0u8), 1 => 1u8..4],
+        prop_oneof![4 => Just(0u32), 1 => 1u32..3],
+        any::<u64>(),
+    )
+        .prop_map(|(mobility, layer, group, user_data)| ProxyDesc {
+            mobility,
+            layer: Layer(layer),
+            group: Group(group),
+            user_data,
+        })
+}
+
+fn bad_box() -> impl Strategy<Value = BadBox> {
+    prop_oneof![
+        Just(BadBox::Nan),
+        Just(BadBox::PosInf),
+        Just(BadBox::NegInf),
+        Just(BadBox::Inverted)
+    ]
+}
+
+fn op(world: World) -> impl Strategy<Value = Op> {
+    let aabb = world.aabb();
+    let step = world.step();
+    let nudge = prop::array::uniform3((-2i32..=2).prop_map(move |v| v as f32 * step));
+    prop_oneof![
+        20 => (aabb.clone(), desc()).prop_map(|(a, d)| Op::Insert(a, d)),
+        3 => prop::collection::vec((aabb.clone(), desc()), 0..40).prop_map(Op::InsertBatch),
+        3 => (any::<usize>().prop_map(Pick), desc()).prop_map(|(i, d)| Op::InsertDuplicate(i, d)),
+        12 => (any::<usize>().prop_map(Pick), aabb).prop_map(|(i, a)| Op::SetAabb(i, a)),
+        12 => (any::<usize>().prop_map(Pick), nudge).prop_map(|(i, o)| Op::Nudge(i, o)),
+        4 => (any::<usize>().prop_map(Pick), desc()).prop_map(|(i, d)| Op::SetDesc(i, d)),
+        8 => any::<usize>().prop_map(Pick).prop_map(Op::Remove),
+        3 => (0u8..4, 0u8..4, any::<bool>())
+            .prop_map(|(a, b, c)| Op::SetLayersCollide(Layer(a), Layer(b), c)),
+        2 => world.shift().prop_map(Op::ShiftOrigin),
+        16 => Just(Op::Update),
+        1 => (bad_box(), 0usize..3).prop_map(|(b, axis)| Op::InsertBad(b, axis)),
+        1 => (any::<usize>().prop_map(Pick), bad_box(), 0usize..3).prop_map(|(i, b, axis)| Op::SetAabbBad(i, b, axis)),
+        1 => any::<usize>().prop_map(Pick).prop_map(Op::RemoveTwice),
+        1 => any::<usize>().prop_map(Pick).prop_map(Op::UseStale),
+        1 => any::<usize>().prop_map(Pick).prop_map(Op::UseForeign),
+        1 => (any::<usize>().prop_map(Pick), 64u8..=255).prop_map(|(i, l)| Op::BadLayer(i, l)),
+        1 => (0usize..6).prop_map(Op::BadShift),
+    ]
+}
+
+fn sequence(world: World, len: usize) -> impl Strategy<Value = Vec<Op>> {
+    prop::collection::vec(op(world), 1..len).prop_map(|mut ops| {
+        ops.push(Op::Update);
+        ops
+    })
+}
+
+/// How much checking [`check_algorithm_with`] does.
+#[derive(Clone, Debug)]
+pub struct CheckOptions {
+    /// Sequences in the small, dense world.
+    pub small_cases: u32,
+    /// Sequences in the large world with big origin shifts.
+    pub large_cases: u32,
+    /// Crowd runs: hundreds to thousands of boxes moving over several frames.
+    pub crowd_cases: u32,
+}
+
+impl Default for CheckOptions {
+    /// 2,000 small-world sequences, 1,000 large-world ones and 48 crowds; the environment
+    /// variable `BROADPHASE_CHECK_SCALE` (a float) scales all three.
+    fn default() -> Self {
+        let scale: f64 = std::env::var("BROADPHASE_CHECK_SCALE")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(1.0);
+        let n = |base: f64| (base * scale).round().max(1.0) as u32;
+        Self {
+            small_cases: n(2000.0),
+            large_cases: n(1000.0),
+            crowd_cases: n(48.0),
+        }
+    }
+}
+
+/// Runs the whole differential suite on the algorithm `make` creates; panics with the
+/// smallest failing sequence on the first difference from [`BruteForce`].
+pub fn check_algorithm(make: impl Fn() -> Box<dyn BroadPhase>) {
+    check_algorithm_with(make, &CheckOptions::default());
+}
+
+/// [`check_algorithm`] with chosen case counts.
+pub fn check_algorithm_with(make: impl Fn() -> Box<dyn BroadPhase>, options: &CheckOptions) {
+    for (name, world, cases, len) in [
+        ("small world", World::Small, options.small_cases, 80),
+        ("large world", World::Large, options.large_cases, 60),
+    ] {
+        let mut runner = runner(cases);
+        let result = runner.run(&sequence(world, len), |ops| {
+            check_sequence(&make, &ops).map_err(TestCaseError::fail)
+        });
+        report(name, result);
+    }
+    let mut runner = runner(options.crowd_cases);
+    let result = runner.run(&crowd(), |c| {
+        check_sequence(&make, &c.ops()).map_err(TestCaseError::fail)
+    });
+    report("crowd", result);
+}
+
+fn runner(cases: u32) -> TestRunner {
+    TestRunner::new(RunnerConfig {
+        cases,
+        failure_persistence: None,
+        max_shrink_iters: 4096,
+        ..RunnerConfig::default()
+    })
+}
+
+fn report<T: Debug>(name: &str, result: Result<(), TestError<T>>) {
+    match result {
+        Ok(()) => {}
+        Err(TestError::Fail(reason, value)) => {
+            panic!(
+                "differential suite ({name}) failed: {reason}\nminimal failing input:\n{value:#?}"
+            )
+        }
+        Err(TestError::Abort(reason)) => panic!("differential suite ({name}) aborted: {reason}"),
+    }
+}
+
+/// Replays `ops` on a fresh algorithm and on `BruteForce`, comparing every answer; then
+/// replays it on a single thread and checks the algorithm gave identical events and pair
+/// order. Returns a description of the first difference.
+pub fn check_sequence(make: &impl Fn() -> Box<dyn BroadPhase>, ops: &[Op]) -> Result<(), String> {
+    let first = replay(make(), ops)?;
+    let again = make();
+    let second = single_threaded(move || replay(again, ops))?;
+    if first != second {
+        return Err(
+            "not deterministic: a second run of the same calls on one thread gave \
+                    different ids, events or pair order"
+                .to_string(),
+        );
+    }
+    Ok(())
+}
+
+#[cfg(feature = "parallel")]
+fn single_threaded<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    use std::sync::OnceLock;
+    static POOL: OnceLock<Option<rayon::ThreadPool>> = OnceLock::new();
+    let pool = POOL.get_or_init(|| rayon::ThreadPoolBuilder::new().num_threads(1).build().ok());
+    match pool {
+        Some(p) => p.install(f),
+        None => f(),
+    }
+}
+
+#[cfg(not(feature = "parallel"))]
+fn single_threaded<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    f()
+}
+
+/// What a replay observed: per update, the events and the pair order; ids issued.
+type Log = Vec<(Vec<Pair>, Vec<Pair>, Vec<Pair>, Vec<ProxyId>)>;
+
+fn same<T: PartialEq + Debug>(
+    what: &str,
+    got: &Result<T, Error>,
+    want: &Result<T, Error>,
+) -> Result<(), String> {
+    let equal = match (got, want) {
+        (Ok(a), Ok(b)) => a == b,
+        // Debug, because errors carrying a NaN box are not `==` to themselves.
+        (Err(a), Err(b)) => format!("{a:?}") == format!("{b:?}"),
+        _ => false,
+    };
+    if equal {
+        Ok(())
+    } else {
+        Err(format!(
+            "{what}: algorithm returned {got:?}, BruteForce {want:?}"
+        ))
+    }
+}
+
+fn expect_err<T: Debug>(
+    what: &str,
+    r: &Result<T, Error>,
+    ok: impl Fn(&Error) -> bool,
+) -> Result<(), String> {
+    match r {
+        Err(e) if ok(e) => Ok(()),
+        other => Err(format!("{what}: expected a specific error, got {other:?}")),
+    }
+}
+
+/// Checks that every live proxy has the same box and description in both.
+fn same_state(bp: &dyn BroadPhase, oracle: &BruteForce, live: &[ProxyId]) -> Result<(), String> {
+    if bp.len() != oracle.len() {
+        return Err(format!(
+            "len: algorithm {} vs BruteForce {}",
+            bp.len(),
+            oracle.len()
+        ));
+    }
+    for &id in live {
+        same(&format!("aabb({id})"), &bp.aabb(id), &oracle.aabb(id))?;
+        same(&format!("desc({id})"), &bp.desc(id), &oracle.desc(id))?;
+    }
+    Ok(())
+}
+
+fn replay(mut bp: Box<dyn BroadPhase>, ops: &[Op]) -> Result<Log, String> {
+    let mut oracle = BruteForce::new(Config::default().with_parallel(false));
+    let mut live: Vec<ProxyId> = Vec::new();
+    let mut dead: Vec<ProxyId> = Vec::new();
+    let mut log = Log::new();
+    let mut issued: Vec<ProxyId> = Vec::new();
+    let pick = |live: &[ProxyId], i: &Pick| (!live.is_empty()).then(|| i.index(live.len()));
+
+    for (step, op) in ops.iter().enumerate() {
+        let at = |what: &str| format!("op {step} ({what})");
+        match op {
+            Op::Insert(aabb, desc) => {
+                let got = bp.insert(*aabb, *desc);
+                let want = oracle.insert(*aabb, *desc);
+                same(&at("insert"), &got, &want)?;
+                if let Ok(id) = want {
+                    live.push(id);
+                    issued.push(id);
+                }
+            }
+            Op::InsertBatch(items) => {
+                let got = bp.insert_batch(items);
+                let want = oracle.insert_batch(items);
+                same(&at("insert_batch"), &got, &want)?;
+                if let Ok(ids) = want {
+                    live.extend(&ids);
+                    issued.extend(&ids);
+                }
+            }
+            Op::InsertDuplicate(i, desc) => {
+                let Some(k) = pick(&live, i) else { continue };
+                let aabb = oracle.aabb(live[k]).map_err(|e| e.to_string())?;
+                let got = bp.insert(aabb, *desc);
+                let want = oracle.insert(aabb, *desc);
+                same(&at("insert duplicate"), &got, &want)?;
+                if let Ok(id) = want {
+                    live.push(id);
+                    issued.push(id);
+                }
+            }
+            Op::SetAabb(i, aabb) => {
+                let Some(k) = pick(&live, i) else { continue };
+                same(
+                    &at("set_aabb"),
+                    &bp.set_aabb(live[k], *aabb),
+                    &oracle.set_aabb(live[k], *aabb),
+                )?;
+            }
+            Op::Nudge(i, offset) => {
+                let Some(k) = pick(&live, i) else { continue };
+                let aabb = oracle
+                    .aabb(live[k])
+                    .map_err(|e| e.to_string())?
+                    .translated(*offset);
+                same(
+                    &at("set_aabb (nudge)"),
+                    &bp.set_aabb(live[k], aabb),
+                    &oracle.set_aabb(live[k], aabb),
+                )?;
+            }
+            Op::SetDesc(i, desc) => {
+                let Some(k) = pick(&live, i) else { continue };
+                same(
+                    &at("set_desc"),
+                    &bp.set_desc(live[k], *desc),
+                    &oracle.set_desc(live[k], *desc),
+                )?;
+            }
+            Op::Remove(i) => {
+                let Some(k) = pick(&live, i) else { continue };
+                let id = live.swap_remove(k);
+                same(&at("remove"), &bp.remove(id), &oracle.remove(id))?;
+                dead.push(id);
+            }
+            Op::SetLayersCollide(a, b, on) => {
+                same(
+                    &at("set_layers_collide"),
+                    &bp.set_layers_collide(*a, *b, *on),
+                    &oracle.set_layers_collide(*a, *b, *on),
+                )?;
+                if bp.layers_collide(*a, *b) != *on {
+                    return Err(at("layers_collide does not read back the rule just set"));
+                }
+            }
+            Op::ShiftOrigin(shift) => {
+                same(
+                    &at("shift_origin"),
+                    &bp.shift_origin(*shift),
+                    &oracle.shift_origin(*shift),
+                )?;
+            }
+            Op::Update => {
+                let got = bp.update().cloned();
+                let want = oracle.update().cloned();
+                same(&at("update"), &got, &want)?;
+                let mut pairs = bp.pairs().to_vec();
+                let order = pairs.clone();
+                pairs.sort_unstable();
+                if pairs != oracle.pairs() {
+                    let extra: Vec<_> = pairs
+                        .iter()
+                        .filter(|p| oracle.pairs().binary_search(p).is_err())
+                        .collect();
+                    let missing: Vec<_> = oracle
+                        .pairs()
+                        .iter()
+                        .filter(|p| pairs.binary_search(p).is_err())
+                        .collect();
+                    return Err(format!(
+                        "{}: persistent pairs differ: extra {extra:?}, missing {missing:?}",
+                        at("pairs")
+                    ));
+                }
+                let stats = bp.stats();
+                if stats.pairs != pairs.len() || stats.proxies != bp.len() {
+                    return Err(format!(
+                        "{}: stats disagree with pairs()/len(): {stats:?}",
+                        at("stats")
+                    ));
+                }
+                same_state(bp.as_ref(), &oracle, &live)?;
+                let events = bp.events();
+                log.push((
+                    events.created().to_vec(),
+                    events.deleted().to_vec(),
+                    order,
+                    std::mem::take(&mut issued),
+                ));
+            }
+            Op::InsertBad(kind, axis) => {
+                let aabb = kind.make(Aabb::new([0.0; 3], [1.0; 3]), *axis);
+                let got = bp.insert(aabb, ProxyDesc::dynamic());
+                let want = oracle.insert(aabb, ProxyDesc::dynamic());
+                expect_err(&at("insert bad box"), &want, |e| kind.expected(e))?;
+                same(&at("insert bad box"), &got, &want)?;
+                same_state(bp.as_ref(), &oracle, &live)?;
+            }
+            Op::SetAabbBad(i, kind, axis) => {
+                let Some(k) = pick(&live, i) else { continue };
+                let aabb = kind.make(oracle.aabb(live[k]).map_err(|e| e.to_string())?, *axis);
+                let got = bp.set_aabb(live[k], aabb);
+                let want = oracle.set_aabb(live[k], aabb);
+                expect_err(&at("set_aabb bad box"), &want, |e| kind.expected(e))?;
+                same(&at("set_aabb bad box"), &got, &want)?;
+                same_state(bp.as_ref(), &oracle, &live)?;
+            }
+            Op::RemoveTwice(i) => {
+                let Some(k) = pick(&live, i) else { continue };
+                let id = live.swap_remove(k);
+                same(&at("remove"), &bp.remove(id), &oracle.remove(id))?;
+                let got = bp.remove(id);
+                let want = oracle.remove(id);
+                expect_err(&at("second remove"), &want, |e| {
+                    matches!(e, Error::StaleProxy { .. })
+                })?;
+                same(&at("second remove"), &got, &want)?;
+                same_state(bp.as_ref(), &oracle, &live)?;
+                dead.push(id);
+            }
+            Op::UseStale(i) => {
+                let Some(k) = pick(&dead, i) else { continue };
+                let id = dead[k];
+                if oracle.contains(id) {
+                    return Err(at("a removed id is live again"));
+                }
+                let stale = |e: &Error| matches!(e, Error::StaleProxy { .. });
+                let aabb = Aabb::new([0.0; 3], [1.0; 3]);
+                let want = oracle.set_aabb(id, aabb);
+                expect_err(&at("set_aabb stale"), &want, stale)?;
+                same(&at("set_aabb stale"), &bp.set_aabb(id, aabb), &want)?;
+                same(
+                    &at("set_desc stale"),
+                    &bp.set_desc(id, ProxyDesc::fixed()),
+                    &oracle.set_desc(id, ProxyDesc::fixed()),
+                )?;
+                same(&at("remove stale"), &bp.remove(id), &oracle.remove(id))?;
+                same(&at("aabb stale"), &bp.aabb(id), &oracle.aabb(id))?;
+                if bp.contains(id) {
+                    return Err(at("contains() holds for a stale id"));
+                }
+                same_state(bp.as_ref(), &oracle, &live)?;
+            }
+            Op::UseForeign(i) => {
+                let unknown = |e: &Error| matches!(e, Error::UnknownProxy { .. });
+                let mut ids = vec![ProxyId::from_raw_parts(10_000_000, 0)];
+                if let Some(k) = pick(&live, i) {
+                    let id = live[k];
+                    ids.push(ProxyId::from_raw_parts(id.index(), id.generation() + 1));
+                }
+                for id in ids {
+                    let want = oracle.remove(id);
+                    expect_err(&at("remove foreign"), &want, unknown)?;
+                    same(&at("remove foreign"), &bp.remove(id), &want)?;
+                    let aabb = Aabb::new([0.0; 3], [1.0; 3]);
+                    same(
+                        &at("set_aabb foreign"),
+                        &bp.set_aabb(id, aabb),
+                        &oracle.set_aabb(id, aabb),
+                    )?;
+                    same(&at("desc foreign"), &bp.desc(id), &oracle.desc(id))?;
+                }
+                same_state(bp.as_ref(), &oracle, &live)?;
+            }
+            Op::BadLayer(i, layer) => {
+                let invalid = |e: &Error| matches!(e, Error::InvalidLayer { .. });
+                let d = ProxyDesc::dynamic().with_layer(Layer(*layer));
+                let aabb = Aabb::new([0.0; 3], [1.0; 3]);
+                let want = oracle.insert(aabb, d);
+                expect_err(&at("insert bad layer"), &want, invalid)?;
+                same(&at("insert bad layer"), &bp.insert(aabb, d), &want)?;
+                let want = oracle.set_layers_collide(Layer(*layer), Layer(0), false);
+                expect_err(&at("set_layers_collide bad layer"), &want, invalid)?;
+                same(
+                    &at("set_layers_collide bad layer"),
+                    &bp.set_layers_collide(Layer(*layer), Layer(0), false),
+                    &want,
+                )?;
+                if let Some(k) = pick(&live, i) {
+                    let want = oracle.set_desc(live[k], d);
+                    expect_err(&at("set_desc bad layer"), &want, invalid)?;
+                    same(&at("set_desc bad layer"), &bp.set_desc(live[k], d), &want)?;
+                }
+                same_state(bp.as_ref(), &oracle, &live)?;
+            }
+            Op::BadShift(kind) => {
+                let shift = match kind {
+                    0 => [f32::NAN, 0.0, 0.0],
+                    1 => [0.0, f32::INFINITY, 0.0],
+                    2 => [0.0, 0.0, f32::NEG_INFINITY],
+                    // Finite but overflows any box reaching beyond ±1e32.
+                    3 => [f32::MAX, 0.0, 0.0],
+                    4 => [0.0, -f32::MAX, 0.0],
+                    _ => [0.0, 0.0, f32::MAX],
+                };
+                let got = bp.shift_origin(shift);
+                let want = oracle.shift_origin(shift);
+                if *kind < 3 {
+                    expect_err(&at("non-finite shift"), &want, |e| {
+                        matches!(e, Error::NonFiniteShift { .. })
+                    })?;
+                }
+                same(&at("bad shift"), &got, &want)?;
+                same_state(bp.as_ref(), &oracle, &live)?;
+            }
+        }
+    }
+    Ok(log)
+}
+
+/// A crowd: many boxes in a cube sized for a few overlaps each, moved, churned and
+/// re-described over several frames. Generated from a seed, so failures replay.
+#[derive(Clone, Debug)]
+struct Crowd {
+    seed: u64,
+    n: usize,
+    frames: usize,
+    /// Percent of boxes moved per frame.
+    moving: u32,
+    /// Percent of boxes removed and re-inserted per frame.
+    churn: u32,
+    fixed_percent: u32,
+}
+
+fn crowd() -> impl Strategy<Value = Crowd> {
+    (
+        any::<u64>(),
+        200usize..1600,
+        2usize..8,
+        0u32..=100,
+        0u32..10,
+        0u32..40,
+    )
+        .prop_map(|(seed, n, frames, moving, churn, fixed_percent)| Crowd {
+            seed,
+            n,
+            frames,
+            moving,
+            churn,
+            fixed_percent,
+        })
+}
+
+/// SplitMix64: a tiny deterministic generator for crowds.
+struct Mix(u64);
+
+impl Mix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+
+    /// A multiple of 0.25 in [0, cells / 4): lattice values make exact contacts common.
+    fn lattice(&mut self, cells: u64) -> f32 {
+        self.below(cells) as f32 * 0.25
+    }
+}
+
+impl Crowd {
+    fn ops(&self) -> Vec<Op> {
+        let mut rng = Mix(self.seed);
+        // About three neighbours per box: sizes average 1.5, so side³ ≈ n · 1.5³ / 3.
+        let side = ((self.n as f64 * 3.4 / 3.0).cbrt() * 4.0) as u64 + 1;
+        let boxed = |rng: &mut Mix| {
+            let min = [rng.lattice(side), rng.lattice(side), rng.lattice(side)];
+            let size = [rng.lattice(12), rng.lattice(12), rng.lattice(12)];
+            Aabb::new(min, std::array::from_fn(|i| min[i] + size[i]))
+        };
+        let desc = |rng: &mut Mix, fixed_percent: u32| {
+            let mut d = if (rng.below(100) as u32) < fixed_percent {
+                ProxyDesc::fixed()
+            } else {
+                ProxyDesc::dynamic()
+            };
+            if rng.below(20) == 0 {
+                d = d.with_group(Group(1 + rng.below(3) as u32));
+            }
+            if rng.below(20) == 0 {
+                d = d.with_layer(Layer(rng.below(3) as u8));
+            }
+            d
+        };
+        let items: Vec<(Aabb, ProxyDesc)> = (0..self.n)
+            .map(|_| (boxed(&mut rng), desc(&mut rng, self.fixed_percent)))
+            .collect();
+        let mut ops = vec![Op::InsertBatch(items), Op::Update];
+        let index = |rng: &mut Mix| Pick(rng.next() as usize);
+        for frame in 0..self.frames {
+            for _ in 0..self.n * self.moving as usize / 100 {
+                let o = [0, 1, 2].map(|_| (rng.below(5) as f32 - 2.0) * 0.25);
+                ops.push(Op::Nudge(index(&mut rng), o));
+            }
+            for _ in 0..self.n * self.churn as usize / 100 {
+                ops.push(Op::Remove(index(&mut rng)));
+                ops.push(Op::Insert(
+                    boxed(&mut rng),
+                    desc(&mut rng, self.fixed_percent),
+                ));
+            }
+            if frame % 3 == 1 {
+                ops.push(Op::SetDesc(index(&mut rng), desc(&mut rng, 50)));
+                ops.push(Op::SetLayersCollide(
+                    Layer(0),
+                    Layer(rng.below(3) as u8),
+                    rng.below(2) == 0,
+                ));
+            }
+            if frame == 4 {
+                ops.push(Op::ShiftOrigin([1.5, -2.0, 0.25]));
+            }
+            ops.push(Op::Update);
+        }
+        ops
+    }
+}
