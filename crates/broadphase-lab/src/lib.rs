@@ -1,0 +1,4 @@
+//! The lab behind `bplab`: scenes, verified runs and reports for the `broadphase` crate.
+
+pub mod run;
+pub mod scenes;
