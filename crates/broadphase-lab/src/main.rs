@@ -1,1 +1,151 @@
-fn main() {}
+//! `bplab`: the broad-phase lab.
+//!
+//! `bplab` alone runs the default scene (20,000 moving boxes) through every algorithm, checks
+//! each against `BruteForce` and prints a timing table. `bplab run --help` lists the knobs.
+
+use std::process::ExitCode;
+
+use broadphase::Algorithm;
+use broadphase_lab::run::{self, RunOptions, Verdict, VERIFY_ALL_UP_TO};
+use broadphase_lab::scenes::SceneKind;
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "bplab",
+    version,
+    about = "The broad-phase lab: scenes, verified runs, timing tables"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run algorithms on a scene, verify them against BruteForce and print a table.
+    Run(RunArgs),
+    /// List the scenes and algorithms.
+    List,
+}
+
+#[derive(Args, Debug)]
+struct RunArgs {
+    /// The scene: uniform, sleeping, churn, sizes, clustered, grid, particles, static_world,
+    /// pile, teleport, far.
+    #[arg(long, default_value = "uniform")]
+    scene: SceneKind,
+    /// Number of boxes.
+    #[arg(long, default_value_t = 20_000, value_parser = clap::value_parser!(u32).range(1..=16_777_216))]
+    n: u32,
+    /// Frames to run after the build.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    frames: u32,
+    /// Seed of the scene.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Algorithms to run, comma-separated (default: all; BruteForce only up to 5,000 boxes).
+    #[arg(long, value_delimiter = ',')]
+    algo: Vec<Algorithm>,
+    /// Frames verified against BruteForce besides the build and the first frame, when the
+    /// scene is too large to verify every frame.
+    #[arg(long, default_value_t = 3)]
+    samples: usize,
+    /// Worker threads (default: all cores).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    threads: Option<u32>,
+    /// Never show the progress bar.
+    #[arg(long)]
+    no_progress: bool,
+    /// Skip the comparison with BruteForce (for scenes too large to check quickly).
+    #[arg(long)]
+    no_verify: bool,
+}
+
+impl Default for RunArgs {
+    fn default() -> Self {
+        Self {
+            scene: SceneKind::Uniform,
+            n: 20_000,
+            frames: 100,
+            seed: 1,
+            algo: Vec::new(),
+            samples: 3,
+            threads: None,
+            no_progress: false,
+            no_verify: false,
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command.unwrap_or(Command::Run(RunArgs::default())) {
+        Command::Run(args) => run_command(args),
+        Command::List => {
+            println!("scenes:");
+            for s in SceneKind::ALL {
+                println!("  {s}");
+            }
+            println!("algorithms:");
+            for a in Algorithm::ALL {
+                println!("  {} ({a:?})", a.cli_name());
+            }
+            ExitCode::SUCCESS
+        }
+    }
+}
+
+fn run_command(args: RunArgs) -> ExitCode {
+    let n = args.n as usize;
+    let algorithms = if args.algo.is_empty() {
+        Algorithm::ALL
+            .iter()
+            .copied()
+            .filter(|&a| a != Algorithm::BruteForce || n <= VERIFY_ALL_UP_TO)
+            .collect()
+    } else {
+        args.algo.clone()
+    };
+    let opts = RunOptions {
+        scene: args.scene,
+        n,
+        frames: args.frames as usize,
+        seed: args.seed,
+        algorithms,
+        samples: args.samples,
+        progress: !args.no_progress,
+        verify: !args.no_verify,
+    };
+    let pool = match args.threads {
+        Some(t) => rayon::ThreadPoolBuilder::new()
+            .num_threads(t as usize)
+            .build(),
+        None => rayon::ThreadPoolBuilder::new().build(),
+    };
+    let pool = match pool {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("bplab: cannot start worker threads: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let outcome = pool.install(|| run::run(&opts).map(|r| (run::table(&opts, &r), r)));
+    match outcome {
+        Ok((table, results)) => {
+            print!("{table}");
+            if results
+                .iter()
+                .any(|r| matches!(r.verdict, Verdict::Mismatch { .. }))
+            {
+                eprintln!("bplab: an algorithm disagreed with BruteForce");
+                return ExitCode::FAILURE;
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("bplab: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,1 +1,425 @@
-//! Runs.
+//! `bplab run`: drive every algorithm through a scene, time it, and check it against
+//! `BruteForce`.
+//!
+//! The oracle runs once per scene and updates only on the frames it checks (and the frame
+//! before each, so that its events are that frame's diff); each algorithm's created and deleted
+//! lists and its persistent pair set are compared there. Frame time is the broad phase's own
+//! work: the `set_aabb`, `remove` and `insert` calls of the frame plus `update()`, not the
+//! scene's stepping.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use broadphase::{Algorithm, BroadPhase, BruteForce, Config, Error, Pair, ProxyId};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::scenes::{Frame, Scene, SceneKind};
+
+/// Up to this many boxes every frame is verified.
+pub const VERIFY_ALL_UP_TO: usize = 5_000;
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// The scene.
+    pub scene: SceneKind,
+    /// Objects in the scene.
+    pub n: usize,
+    /// Frames after the build.
+    pub frames: usize,
+    /// The scene's seed.
+    pub seed: u64,
+    /// The algorithms to run, in order.
+    pub algorithms: Vec<Algorithm>,
+    /// Frames to verify besides the build (ignored when every frame is verified).
+    pub samples: usize,
+    /// Whether to show a progress bar when the run takes more than a second.
+    pub progress: bool,
+    /// Whether to check the algorithms against `BruteForce` at all.
+    pub verify: bool,
+}
+
+/// The expected events and pairs at one verified frame.
+#[derive(Clone, Debug)]
+struct Expected {
+    created: Vec<Pair>,
+    deleted: Vec<Pair>,
+    pairs: Vec<Pair>,
+}
+
+/// How an algorithm fared against the oracle.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Every verified frame matched.
+    Verified {
+        /// Frames compared (the build included).
+        frames: usize,
+    },
+    /// Verification was turned off.
+    Skipped,
+    /// A frame differed.
+    Mismatch {
+        /// The first frame that differed (0 = the build).
+        frame: usize,
+        /// What differed.
+        what: String,
+    },
+}
+
+/// One algorithm's results.
+#[derive(Clone, Debug)]
+pub struct AlgoResult {
+    /// Which algorithm.
+    pub algorithm: Algorithm,
+    /// Inserting every box and the first update, in milliseconds.
+    pub build_ms: f64,
+    /// Each frame's time, in milliseconds.
+    pub frame_ms: Vec<f64>,
+    /// Pairs after the last frame.
+    pub pairs: usize,
+    /// Pairs created over all frames (the build excluded).
+    pub created: usize,
+    /// Pairs deleted over all frames.
+    pub deleted: usize,
+    /// The comparison with the oracle.
+    pub verdict: Verdict,
+}
+
+impl AlgoResult {
+    /// The median frame time.
+    pub fn median_ms(&self) -> f64 {
+        percentile(&self.frame_ms, 0.5)
+    }
+
+    /// The 95th-percentile frame time.
+    pub fn p95_ms(&self) -> f64 {
+        percentile(&self.frame_ms, 0.95)
+    }
+}
+
+/// The `q` quantile (nearest rank) of `values`.
+pub fn percentile(values: &[f64], q: f64) -> f64 {
+    if values.is_empty() {
+        return 0.0;
+    }
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    v[((v.len() - 1) as f64 * q).round() as usize]
+}
+
+/// The frames to verify: all of them for small scenes, else the build, the first frame, and
+/// `samples` more spread over the run.
+fn verified_frames(n: usize, frames: usize, samples: usize) -> Vec<usize> {
+    if n <= VERIFY_ALL_UP_TO {
+        return (0..=frames).collect();
+    }
+    let mut out = vec![0];
+    if frames >= 1 {
+        out.push(1);
+    }
+    for k in 1..=samples {
+        out.push(frames * k / samples.max(1));
+    }
+    out.sort_unstable();
+    out.dedup();
+    out.retain(|&f| f <= frames);
+    out
+}
+
+/// Applies a frame's changes to a broad phase, keeping `ids` (scene index → id) current.
+pub fn apply(bp: &mut dyn BroadPhase, ids: &mut [ProxyId], frame: &Frame) -> Result<(), Error> {
+    for &i in &frame.removed {
+        bp.remove(ids[i as usize])?;
+    }
+    for &(i, aabb, desc) in &frame.added {
+        ids[i as usize] = bp.insert(aabb, desc)?;
+    }
+    for &(i, aabb) in &frame.moved {
+        bp.set_aabb(ids[i as usize], aabb)?;
+    }
+    Ok(())
+}
+
+/// A progress bar that appears only once the run has taken a second.
+struct Progress {
+    bar: ProgressBar,
+    start: Instant,
+    shown: bool,
+    enabled: bool,
+}
+
+impl Progress {
+    fn new(total: u64, enabled: bool) -> Self {
+        let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
+        if let Ok(style) =
+            ProgressStyle::with_template("{prefix:>12} [{bar:30}] {pos}/{len} frames ({eta})")
+        {
+            bar.set_style(style.progress_chars("=> "));
+        }
+        Self {
+            bar,
+            start: Instant::now(),
+            shown: false,
+            enabled,
+        }
+    }
+
+    fn stage(&self, name: &str) {
+        self.bar.set_prefix(name.to_string());
+    }
+
+    fn tick(&mut self) {
+        self.bar.inc(1);
+        if self.enabled && !self.shown && self.start.elapsed() > Duration::from_secs(1) {
+            self.bar.set_draw_target(ProgressDrawTarget::stderr());
+            self.shown = true;
+        }
+    }
+
+    fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
+}
+
+/// Runs the oracle over the scene and records what it expects at `check` frames.
+fn expectations(
+    opts: &RunOptions,
+    check: &[usize],
+    progress: &mut Progress,
+) -> Result<BTreeMap<usize, Expected>, Error> {
+    progress.stage("BruteForce");
+    let mut scene = Scene::new(opts.scene, opts.n, opts.seed);
+    let mut oracle = BruteForce::new(Config::default());
+    let mut ids = oracle.insert_batch(&scene.initial())?;
+    let mut out = BTreeMap::new();
+    let record = |oracle: &mut BruteForce, out: &mut BTreeMap<usize, Expected>, f: usize| {
+        let events = oracle.update()?.clone();
+        out.insert(
+            f,
+            Expected {
+                created: events.created().to_vec(),
+                deleted: events.deleted().to_vec(),
+                pairs: oracle.pairs().to_vec(),
+            },
+        );
+        Ok::<(), Error>(())
+    };
+    record(&mut oracle, &mut out, 0)?;
+    for f in 1..=opts.frames {
+        let frame = scene.step();
+        apply(&mut oracle, &mut ids, &frame)?;
+        if check.binary_search(&f).is_ok() {
+            record(&mut oracle, &mut out, f)?;
+        } else if check.binary_search(&(f + 1)).is_ok() {
+            // The oracle's events are relative to its previous update: update on the frame
+            // before each checked one.
+            oracle.update()?;
+        }
+        progress.tick();
+    }
+    Ok(out)
+}
+
+fn compare(bp: &dyn BroadPhase, want: &Expected) -> Option<String> {
+    let events = bp.events();
+    if events.created() != want.created {
+        return Some(format!(
+            "created: {} pairs, expected {}",
+            events.created().len(),
+            want.created.len()
+        ));
+    }
+    if events.deleted() != want.deleted {
+        return Some(format!(
+            "deleted: {} pairs, expected {}",
+            events.deleted().len(),
+            want.deleted.len()
+        ));
+    }
+    let mut pairs = bp.pairs().to_vec();
+    pairs.sort_unstable();
+    if pairs != want.pairs {
+        return Some(format!(
+            "persistent set: {} pairs, expected {}",
+            pairs.len(),
+            want.pairs.len()
+        ));
+    }
+    None
+}
+
+fn run_one(
+    opts: &RunOptions,
+    algorithm: Algorithm,
+    expected: &BTreeMap<usize, Expected>,
+    progress: &mut Progress,
+) -> Result<AlgoResult, Error> {
+    progress.stage(&algorithm.to_string());
+    let mut scene = Scene::new(opts.scene, opts.n, opts.seed);
+    let initial = scene.initial();
+    let mut bp = broadphase::new(algorithm, Config::default().with_capacity(opts.n));
+    let t = Instant::now();
+    let mut ids = bp.insert_batch(&initial)?;
+    bp.update()?;
+    let build_ms = t.elapsed().as_secs_f64() * 1e3;
+    let mut verdict = None;
+    let mut verified = 0;
+    let mut check = |bp: &dyn BroadPhase, f: usize, verdict: &mut Option<Verdict>| {
+        if let (None, Some(want)) = (&verdict, expected.get(&f)) {
+            match compare(bp, want) {
+                Some(what) => *verdict = Some(Verdict::Mismatch { frame: f, what }),
+                None => verified += 1,
+            }
+        }
+    };
+    check(bp.as_ref(), 0, &mut verdict);
+    let (mut created, mut deleted) = (0, 0);
+    let mut frame_ms = Vec::with_capacity(opts.frames);
+    for f in 1..=opts.frames {
+        let frame = scene.step();
+        let t = Instant::now();
+        apply(bp.as_mut(), &mut ids, &frame)?;
+        let events = bp.update()?;
+        frame_ms.push(t.elapsed().as_secs_f64() * 1e3);
+        created += events.created().len();
+        deleted += events.deleted().len();
+        check(bp.as_ref(), f, &mut verdict);
+        progress.tick();
+    }
+    Ok(AlgoResult {
+        algorithm,
+        build_ms,
+        frame_ms,
+        pairs: bp.pairs().len(),
+        created,
+        deleted,
+        verdict: verdict.unwrap_or(if opts.verify {
+            Verdict::Verified { frames: verified }
+        } else {
+            Verdict::Skipped
+        }),
+    })
+}
+
+/// Runs every requested algorithm on the scene and verifies each against `BruteForce`.
+///
+/// # Errors
+/// Only if a broad phase rejects the scene's input, which would be a bug.
+pub fn run(opts: &RunOptions) -> Result<Vec<AlgoResult>, Error> {
+    let oracle_runs = usize::from(opts.verify);
+    let total = (opts.frames * (opts.algorithms.len() + oracle_runs)) as u64;
+    let mut progress = Progress::new(total, opts.progress);
+    let expected = if opts.verify {
+        let check = verified_frames(opts.n, opts.frames, opts.samples);
+        expectations(opts, &check, &mut progress)?
+    } else {
+        BTreeMap::new()
+    };
+    let mut results = Vec::new();
+    for &algorithm in &opts.algorithms {
+        results.push(run_one(opts, algorithm, &expected, &mut progress)?);
+    }
+    progress.finish();
+    Ok(results)
+}
+
+/// The results as a table.
+pub fn table(opts: &RunOptions, results: &[AlgoResult]) -> String {
+    let mut out = format!(
+        "scene {} · {} boxes · {} frames · seed {} · {} threads\n\n",
+        opts.scene,
+        opts.n,
+        opts.frames,
+        opts.seed,
+        rayon::current_num_threads()
+    );
+    let header = [
+        "algorithm",
+        "build ms",
+        "frame ms (median)",
+        "frame ms (p95)",
+        "pairs",
+        "created/frame",
+        "deleted/frame",
+        "verified",
+    ];
+    let frames = opts.frames.max(1) as f64;
+    let rows: Vec<[String; 8]> = results
+        .iter()
+        .map(|r| {
+            [
+                r.algorithm.to_string(),
+                format!("{:.2}", r.build_ms),
+                format!("{:.3}", r.median_ms()),
+                format!("{:.3}", r.p95_ms()),
+                r.pairs.to_string(),
+                format!("{:.1}", r.created as f64 / frames),
+                format!("{:.1}", r.deleted as f64 / frames),
+                match &r.verdict {
+                    Verdict::Verified { frames } => format!("yes ({frames} frames)"),
+                    Verdict::Skipped => "skipped".to_string(),
+                    Verdict::Mismatch { frame, what } => format!("NO: frame {frame}: {what}"),
+                },
+            ]
+        })
+        .collect();
+    let widths: Vec<usize> = (0..header.len())
+        .map(|c| {
+            rows.iter()
+                .map(|r| r[c].len())
+                .chain([header[c].len()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let line = |cells: &[String]| {
+        let mut s = String::new();
+        for (c, cell) in cells.iter().enumerate() {
+            if c == 0 {
+                s += &format!("{cell:<w$}", w = widths[c]);
+            } else {
+                s += &format!("  {cell:>w$}", w = widths[c]);
+            }
+        }
+        s.trim_end().to_string() + "\n"
+    };
+    out += &line(&header.map(String::from));
+    out += &line(&widths.iter().map(|w| "-".repeat(*w)).collect::<Vec<_>>());
+    for r in &rows {
+        out += &line(r);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verified_frames_cover_build_and_samples() {
+        assert_eq!(verified_frames(100, 3, 2), vec![0, 1, 2, 3]);
+        assert_eq!(verified_frames(50_000, 100, 3), vec![0, 1, 33, 66, 100]);
+    }
+
+    #[test]
+    fn a_small_run_verifies_every_algorithm() {
+        for scene in [SceneKind::Uniform, SceneKind::Sleeping, SceneKind::Churn] {
+            let opts = RunOptions {
+                scene,
+                n: 600,
+                frames: 5,
+                seed: 3,
+                algorithms: Algorithm::ALL.to_vec(),
+                samples: 2,
+                progress: false,
+                verify: true,
+            };
+            let results = run(&opts).unwrap();
+            for r in &results {
+                assert_eq!(r.verdict, Verdict::Verified { frames: 6 }, "{scene} {r:?}");
+                assert_eq!(r.frame_ms.len(), 5);
+            }
+            assert!(table(&opts, &results).contains("yes (6 frames)"));
+        }
+    }
+}

@@ -11,27 +11,43 @@
 
 use crate::{Pair, PairEvents, ProxyId};
 
-const EMPTY: u32 = u32::MAX;
 /// Set on a pair first added during the current update.
-const NEW: u8 = 1;
+const NEW: u32 = 1;
 /// Set on a pair found (again) during the current update.
-const SEEN: u8 = 2;
+const SEEN: u32 = 2;
+/// `index` of an empty bucket.
+const EMPTY: u32 = u32::MAX;
+
+/// One slot of the hash table. The key and the update flags live here, so finding a pair
+/// again costs one cache line.
+#[derive(Clone, Copy, Debug)]
+struct Bucket {
+    key: u64,
+    /// Index into `pairs`, or `EMPTY`.
+    index: u32,
+    flags: u32,
+}
+
+const VACANT: Bucket = Bucket {
+    key: 0,
+    index: EMPTY,
+    flags: 0,
+};
 
 /// The set of overlapping pairs that persists between updates.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct PairSet {
     /// The pairs, densely.
     pairs: Vec<Pair>,
-    /// `key(a, b)` of each pair, parallel to `pairs`.
-    keys: Vec<u64>,
-    /// `NEW | SEEN` bits of each pair, parallel to `pairs`.
-    flags: Vec<u8>,
-    /// Linear-probing table of indices into `pairs`; its length is a power of two (or zero).
-    table: Vec<u32>,
+    /// Linear-probing table; its length is a power of two (or zero).
+    table: Vec<Bucket>,
     /// `64 - log2(table.len())`: Fibonacci hashing keeps the top bits.
     shift: u32,
+    /// Dense indices of the pairs `finish` deletes (scratch).
+    doomed: Vec<u32>,
 }
 
+/// The key of the pair of slots `a < b`.
 #[inline]
 fn key(a: u32, b: u32) -> u64 {
     (u64::from(a) << 32) | u64::from(b)
@@ -52,13 +68,12 @@ impl PairSet {
     /// Heap bytes held.
     pub(crate) fn memory_bytes(&self) -> usize {
         self.pairs.capacity() * std::mem::size_of::<Pair>()
-            + self.keys.capacity() * 8
-            + self.flags.capacity()
-            + self.table.capacity() * 4
+            + self.table.capacity() * std::mem::size_of::<Bucket>()
+            + self.doomed.capacity() * 4
     }
 
     #[inline]
-    fn slot_of(&self, k: u64) -> usize {
+    fn home(&self, k: u64) -> usize {
         // Fibonacci hashing: multiply by 2^64/phi and keep the top bits.
         (k.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
     }
@@ -68,39 +83,42 @@ impl PairSet {
         self.table.len().wrapping_sub(1)
     }
 
-    /// The table slot holding `k`, or the empty slot where it would go.
+    /// The bucket holding `k`, or the empty bucket where it would go, and whether it was found.
     #[inline]
-    fn probe(&self, k: u64) -> (usize, Option<usize>) {
+    fn probe(&self, k: u64) -> (usize, bool) {
         let mask = self.mask();
-        let mut s = self.slot_of(k);
+        let mut s = self.home(k);
         loop {
-            let t = self.table[s];
-            if t == EMPTY {
-                return (s, None);
+            let b = &self.table[s];
+            if b.index == EMPTY {
+                return (s, false);
             }
-            if self.keys[t as usize] == k {
-                return (s, Some(t as usize));
+            if b.key == k {
+                return (s, true);
             }
             s = (s + 1) & mask;
         }
     }
 
-    /// Records that `x` and `y` overlap and are allowed to pair in this update.
+    /// Records that slots `a` and `b` overlap and may pair in this update. `ids` gives their
+    /// ids; it is called only for a pair new to the set.
     #[inline]
-    pub(crate) fn add(&mut self, x: ProxyId, y: ProxyId) {
-        let p = Pair::new(x, y);
-        let k = key(p.a.index(), p.b.index());
+    pub(crate) fn add(&mut self, a: u32, b: u32, ids: impl FnOnce() -> (ProxyId, ProxyId)) {
+        let k = if a < b { key(a, b) } else { key(b, a) };
         if (self.pairs.len() + 1) * 2 > self.table.len() {
             self.rehash(((self.pairs.len() + 1) * 2).next_power_of_two().max(64));
         }
-        match self.probe(k) {
-            (_, Some(i)) => self.flags[i] |= SEEN,
-            (s, None) => {
-                self.table[s] = self.pairs.len() as u32;
-                self.pairs.push(p);
-                self.keys.push(k);
-                self.flags.push(NEW | SEEN);
-            }
+        let (s, found) = self.probe(k);
+        if found {
+            self.table[s].flags |= SEEN;
+        } else {
+            let (x, y) = ids();
+            self.table[s] = Bucket {
+                key: k,
+                index: self.pairs.len() as u32,
+                flags: NEW | SEEN,
+            };
+            self.pairs.push(Pair::new(x, y));
         }
     }
 
@@ -108,31 +126,29 @@ impl PairSet {
     #[cfg(test)]
     pub(crate) fn contains(&self, a: u32, b: u32) -> bool {
         let (a, b) = if a <= b { (a, b) } else { (b, a) };
-        !self.table.is_empty() && self.probe(key(a, b)).1.is_some()
+        !self.table.is_empty() && self.probe(key(a, b)).1
     }
 
+    /// Re-inserts every bucket into a table of `size` buckets, keeping its flags.
     fn rehash(&mut self, size: usize) {
-        self.table.clear();
-        self.table.resize(size, EMPTY);
+        let old = std::mem::replace(&mut self.table, vec![VACANT; size]);
         self.shift = 64 - size.trailing_zeros();
         let mask = size - 1;
-        for (i, &k) in self.keys.iter().enumerate() {
-            let mut s = self.slot_of(k);
-            while self.table[s] != EMPTY {
+        for b in old.into_iter().filter(|b| b.index != EMPTY) {
+            let mut s = self.home(b.key);
+            while self.table[s].index != EMPTY {
                 s = (s + 1) & mask;
             }
-            self.table[s] = i as u32;
+            self.table[s] = b;
         }
     }
 
-    /// Takes pair `i` out of the table, keeping every probe chain intact (backward shift).
-    fn unlink(&mut self, i: usize) {
+    /// Empties bucket `hole`, keeping every probe chain intact (backward-shift deletion).
+    fn unlink(&mut self, mut hole: usize) {
         let mask = self.mask();
-        let (mut hole, _) = self.probe(self.keys[i]);
         let mut s = (hole + 1) & mask;
-        while self.table[s] != EMPTY {
-            let t = self.table[s];
-            let home = self.slot_of(self.keys[t as usize]);
+        while self.table[s].index != EMPTY {
+            let home = self.home(self.table[s].key);
             // The entry at `s` may move into the hole unless its home lies cyclically in
             // (hole, s]: moving it before its home would hide it from lookups.
             let stays = if hole <= s {
@@ -141,60 +157,63 @@ impl PairSet {
                 hole < home || home <= s
             };
             if !stays {
-                self.table[hole] = t;
+                self.table[hole] = self.table[s];
                 hole = s;
             }
             s = (s + 1) & mask;
         }
-        self.table[hole] = EMPTY;
+        self.table[hole] = VACANT;
+    }
+
+    #[inline]
+    fn key_of(p: &Pair) -> u64 {
+        key(p.a.index(), p.b.index())
     }
 
     /// Removes pair `i` from the dense array and the table (the last pair takes its place).
     fn remove_at(&mut self, i: usize) {
-        self.unlink(i);
+        let (s, _) = self.probe(Self::key_of(&self.pairs[i]));
+        self.unlink(s);
         let last = self.pairs.len() - 1;
         if i != last {
-            let (s, _) = self.probe(self.keys[last]);
-            self.table[s] = i as u32;
+            let (s, _) = self.probe(Self::key_of(&self.pairs[last]));
+            self.table[s].index = i as u32;
         }
         self.pairs.swap_remove(i);
-        self.keys.swap_remove(i);
-        self.flags.swap_remove(i);
     }
 
     /// Ends an update: pairs added for the first time go to `events.created`; pairs with a
     /// changed proxy (`changed(slot)`) that were not added again go to `events.deleted` and
     /// leave the set. Both lists come out sorted.
     pub(crate) fn finish(&mut self, changed: impl Fn(u32) -> bool, events: &mut PairEvents) {
-        let mut i = 0;
-        while i < self.pairs.len() {
-            let f = self.flags[i];
-            if f & NEW != 0 {
-                events.created.push(self.pairs[i]);
-            } else if f & SEEN == 0 {
-                let p = self.pairs[i];
-                if changed(p.a.index()) || changed(p.b.index()) {
-                    events.deleted.push(p);
-                    self.remove_at(i);
-                    continue;
-                }
+        // One pass over the table, which holds the flags.
+        self.doomed.clear();
+        for b in self.table.iter_mut() {
+            if b.index == EMPTY {
+                continue;
             }
-            self.flags[i] = 0;
-            i += 1;
+            if b.flags & NEW != 0 {
+                events.created.push(self.pairs[b.index as usize]);
+            } else if b.flags & SEEN == 0
+                && (changed((b.key >> 32) as u32) || changed(b.key as u32))
+            {
+                self.doomed.push(b.index);
+            }
+            b.flags = 0;
+        }
+        // Highest index first: `swap_remove` then only moves pairs that are not doomed.
+        self.doomed.sort_unstable_by(|x, y| y.cmp(x));
+        for k in 0..self.doomed.len() {
+            let i = self.doomed[k] as usize;
+            events.deleted.push(self.pairs[i]);
+            self.remove_at(i);
         }
         // Give memory back once the set has shrunk well below its peak.
         if self.table.len() > 1024 && self.pairs.len() * 8 < self.table.len() {
             self.pairs.shrink_to(self.pairs.len() * 2);
-            self.keys.shrink_to(self.pairs.len() * 2);
-            self.flags.shrink_to(self.pairs.len() * 2);
             self.rehash((self.pairs.len() * 4).next_power_of_two().max(64));
         }
         events.sort();
-    }
-
-    #[cfg(test)]
-    pub(crate) fn len_for_test(&self) -> usize {
-        self.pairs.len()
     }
 }
 
@@ -229,7 +248,7 @@ mod tests {
                     }
                 }
                 for &(a, b) in &found {
-                    set.add(id(a), id(b));
+                    set.add(a, b, || (id(a), id(b)));
                 }
                 events.clear();
                 set.finish(|s| changed.contains(&s), &mut events);
@@ -244,7 +263,7 @@ mod tests {
                 prop_assert_eq!(events.created(), &created[..]);
                 prop_assert_eq!(events.deleted(), &deleted[..]);
                 model = next;
-                prop_assert_eq!(set.len_for_test(), model.len());
+                prop_assert_eq!(set.len(), model.len());
                 for &(a, b) in &model {
                     prop_assert!(set.contains(a, b));
                 }

@@ -33,8 +33,12 @@ pub(crate) struct Store {
     dirty: Vec<u32>,
     len: usize,
     fixed: usize,
+    /// Live proxies with a non-zero group.
+    grouped: usize,
     limit: usize,
     matrix: LayerMatrix,
+    /// Whether the matrix is the default (every layer collides with every layer).
+    all_layers_collide: bool,
     /// Layers whose collision rules changed since the last update.
     rule_changes: u64,
     pub(crate) pairs: PairSet,
@@ -58,8 +62,10 @@ impl Store {
             dirty: Vec::new(),
             len: 0,
             fixed: 0,
+            grouped: 0,
             limit: config.max_proxies.min(crate::MAX_PROXIES),
             matrix: LayerMatrix::default(),
+            all_layers_collide: true,
             rule_changes: 0,
             pairs: PairSet::default(),
             events: PairEvents::default(),
@@ -121,6 +127,7 @@ impl Store {
         };
         self.len += 1;
         self.fixed += usize::from(desc.is_fixed());
+        self.grouped += usize::from(desc.group.0 != 0);
         self.mark_dirty(slot);
         ProxyId::from_raw_parts(slot as u32, self.generations[slot])
     }
@@ -157,8 +164,10 @@ impl Store {
     pub(crate) fn set_desc(&mut self, id: ProxyId, desc: ProxyDesc) -> Result<(), Error> {
         let slot = self.slot(id)?;
         check_layer(desc.layer)?;
-        self.fixed =
-            self.fixed + usize::from(desc.is_fixed()) - usize::from(self.descs[slot].is_fixed());
+        let old = self.descs[slot];
+        self.fixed = self.fixed + usize::from(desc.is_fixed()) - usize::from(old.is_fixed());
+        self.grouped =
+            self.grouped + usize::from(desc.group.0 != 0) - usize::from(old.group.0 != 0);
         self.descs[slot] = desc;
         self.mark_dirty(slot);
         Ok(())
@@ -169,6 +178,7 @@ impl Store {
         self.flags[slot] &= !ALIVE;
         self.len -= 1;
         self.fixed -= usize::from(self.descs[slot].is_fixed());
+        self.grouped -= usize::from(self.descs[slot].group.0 != 0);
         // A slot whose generation would wrap is retired rather than reused, so that an old id
         // can never become valid again.
         if let Some(next) = self.generations[slot].checked_add(1) {
@@ -209,6 +219,7 @@ impl Store {
         collide: bool,
     ) -> Result<(), Error> {
         if self.matrix.set(a, b, collide)? {
+            self.all_layers_collide = self.matrix == LayerMatrix::default();
             // Every pair the change affects has a proxy on layer `a`: re-testing those finds
             // the pairs now allowed and drops the ones now forbidden.
             self.rule_changes |= 1 << a.0;
@@ -304,14 +315,24 @@ impl Store {
         self.matrix.allows(&self.descs[a], &self.descs[b])
     }
 
-    /// Finds that slots `a` and `b` overlap: adds the pair if the filter allows it.
+    /// Finds that slots `a` and `b` overlap, for callers that never report two fixed proxies:
+    /// adds the pair if the filter allows it. While no proxy has a group and every layer
+    /// collides the filter has nothing else to say, and the descriptions are not read at all.
     #[inline]
-    pub(crate) fn report(&mut self, a: u32, b: u32) {
-        let (a, b) = (a as usize, b as usize);
-        if self.allows(a, b) {
-            let (ia, ib) = (self.id_at(a), self.id_at(b));
-            self.pairs.add(ia, ib);
+    pub(crate) fn report_not_both_fixed(&mut self, a: u32, b: u32) {
+        debug_assert!(!(self.descs[a as usize].is_fixed() && self.descs[b as usize].is_fixed()));
+        if (self.grouped == 0 && self.all_layers_collide) || self.allows(a as usize, b as usize) {
+            self.add_pair(a, b);
         }
+    }
+
+    #[inline]
+    fn add_pair(&mut self, a: u32, b: u32) {
+        let generations = &self.generations;
+        self.pairs.add(a, b, || {
+            let id = |s: u32| ProxyId::from_raw_parts(s, generations[s as usize]);
+            (id(a), id(b))
+        });
     }
 
     /// The number of slots ever used (live or not): the bound of slot indices.

@@ -21,11 +21,18 @@
 mod layout;
 
 use crate::prune::{bipartite, complete, BoxList, EncodedBox};
-use crate::radix::RadixSorter;
 use crate::store::{forward_to_store, Store};
 use crate::{Algorithm, BroadPhase, Config, Error, Pair, PairEvents, Stats};
 pub use layout::AbpSettings;
 use layout::{is_home, ColumnRange, Layout};
+
+/// A box arriving in a column this update, before the column sorts its arrivals.
+#[derive(Clone, Copy, Debug)]
+struct Arrival {
+    enc: EncodedBox,
+    slot: u32,
+    tag: u32,
+}
 
 /// One column of the grid: its fixed and dynamic boxes, each sorted on the sweep axis, and
 /// this update's arrivals.
@@ -33,6 +40,10 @@ use layout::{is_home, ColumnRange, Layout};
 struct Column {
     fixed: BoxList,
     dynamic: BoxList,
+    /// Arrivals as dealt, in slot order: each column sorts its own, in cache.
+    arriving_fixed: Vec<Arrival>,
+    arriving_dynamic: Vec<Arrival>,
+    /// The arrivals sorted, ready to sweep.
     moved_fixed: BoxList,
     moved_dynamic: BoxList,
     /// Some box left the column this update: compact its lists.
@@ -72,11 +83,8 @@ pub struct Abp {
     outside_count: usize,
     /// Columns touched by this update.
     touched: Vec<u32>,
-    /// This update's changed boxes, then the sort's keys and order.
-    moved: Vec<(EncodedBox, u32)>,
-    keys: Vec<u32>,
-    order: Vec<u32>,
-    sorter: RadixSorter,
+    /// Scratch for sorting a column's arrivals.
+    order: Vec<u64>,
     rebuilds: u64,
 }
 
@@ -108,10 +116,7 @@ impl Abp {
             entries: 0,
             outside_count: 0,
             touched: Vec::new(),
-            moved: Vec::new(),
-            keys: Vec::new(),
             order: Vec::new(),
-            sorter: RadixSorter::default(),
             rebuilds: 0,
         }
     }
@@ -192,56 +197,51 @@ impl Abp {
         }
     }
 
-    /// Encodes the boxes to (re)insert, sorts them on the sweep axis and deals them into the
-    /// moved lists of their columns, in sorted order.
+    /// Encodes the boxes to (re)insert and deals them into the columns they cover. The pass
+    /// follows slot order, so reading the store is sequential; each column sorts its own
+    /// arrivals later, in cache (a global sort would read them back in random order).
     fn deal_movers(&mut self, everything: bool) {
-        let s = &self.store;
-        let axes = self.layout.axes;
-        self.moved.clear();
-        let encode = |slot: usize| (EncodedBox::new(s.aabb_at(slot), axes), slot as u32);
-        if everything {
-            self.moved
-                .extend((0..s.slot_count()).filter(|&i| s.is_alive(i)).map(encode));
-        } else {
-            self.moved.extend(
-                s.dirty()
-                    .iter()
-                    .map(|&i| i as usize)
-                    .filter(|&i| s.is_alive(i))
-                    .map(encode),
-            );
-        }
-        self.keys.clear();
-        self.keys.extend(self.moved.iter().map(|(b, _)| b.min_x));
-        self.order.clear();
-        self.order.extend(0..self.moved.len() as u32);
-        self.sorter.sort_unchecked(&mut self.keys, &mut self.order);
-
         let slots = self.store.slot_count();
         if self.ranges.len() < slots {
             self.ranges.resize(slots, ColumnRange::default());
             self.outside.resize(slots, false);
         }
-        for k in 0..self.order.len() {
-            let (enc, slot) = self.moved[self.order[k] as usize];
-            let aabb = self.store.aabb_at(slot as usize);
-            let fixed = self.store.desc_at(slot as usize).is_fixed();
+        let count = if everything {
+            slots
+        } else {
+            self.store.dirty().len()
+        };
+        for k in 0..count {
+            let slot = if everything {
+                k
+            } else {
+                self.store.dirty()[k] as usize
+            };
+            if !self.store.is_alive(slot) {
+                continue;
+            }
+            let aabb = self.store.aabb_at(slot);
+            let fixed = self.store.desc_at(slot).is_fixed();
             let r = self.layout.range(aabb);
             let outside = self.layout.is_outside(aabb);
-            self.ranges[slot as usize] = r;
-            self.outside[slot as usize] = outside;
+            self.ranges[slot] = r;
+            self.outside[slot] = outside;
             self.outside_count += usize::from(outside);
             self.entries += r.count();
-            let tag = r.home_tag();
+            let arrival = Arrival {
+                enc: EncodedBox::new(aabb, self.layout.axes),
+                slot: slot as u32,
+                tag: r.home_tag(),
+            };
             for u in r.u0..=r.u1 {
                 for v in r.v0..=r.v1 {
                     let c = self.layout.index(usize::from(u), usize::from(v));
                     self.touch(c);
                     let col = &mut self.columns[c];
                     if fixed {
-                        col.moved_fixed.push(&enc, slot, tag);
+                        col.arriving_fixed.push(arrival);
                     } else {
-                        col.moved_dynamic.push(&enc, slot, tag);
+                        col.arriving_dynamic.push(arrival);
                     }
                 }
             }
@@ -253,9 +253,16 @@ impl Abp {
         self.touched.sort_unstable();
         let cells_v = self.layout.cells[1];
         let store = &mut self.store;
+        let mut order = std::mem::take(&mut self.order);
         let mut tests = 0;
         for &c in &self.touched {
             let col = &mut self.columns[c as usize];
+            sort_into(
+                &mut col.arriving_dynamic,
+                &mut order,
+                &mut col.moved_dynamic,
+            );
+            sort_into(&mut col.arriving_fixed, &mut order, &mut col.moved_fixed);
             let (u, v) = (c / cells_v as u32, c % cells_v as u32);
             let (md, mf, d, f) = (
                 &col.moved_dynamic,
@@ -264,8 +271,9 @@ impl Abp {
                 &col.fixed,
             );
             let mut report = |a: &BoxList, i: usize, b: &BoxList, j: usize| {
+                // Fixed boxes are never swept against fixed boxes.
                 if is_home(u, v, a.tag(i), b.tag(j)) {
-                    store.report(a.id(i), b.id(j));
+                    store.report_not_both_fixed(a.id(i), b.id(j));
                 }
             };
             tests += complete(md, |i, j| report(md, i, md, j));
@@ -281,8 +289,32 @@ impl Abp {
             col.touched = false;
         }
         store.tests = tests;
+        self.order = order;
         self.touched.clear();
     }
+}
+
+/// Sorts a column's arrivals on the sweep axis and appends them to `list` (emptied first).
+/// Sorting `key << 32 | position` words and then copying is cheaper than moving whole
+/// arrivals around; the positions make the order total, so the sort's result is fixed.
+fn sort_into(arrivals: &mut Vec<Arrival>, order: &mut Vec<u64>, list: &mut BoxList) {
+    list.clear();
+    if arrivals.is_empty() {
+        return;
+    }
+    order.clear();
+    order.extend(
+        arrivals
+            .iter()
+            .enumerate()
+            .map(|(i, a)| (u64::from(a.enc.min_x) << 32) | i as u64),
+    );
+    order.sort_unstable();
+    for &o in order.iter() {
+        let a = &arrivals[(o & 0xFFFF_FFFF) as usize];
+        list.push(&a.enc, a.slot, a.tag);
+    }
+    arrivals.clear();
 }
 
 impl BroadPhase for Abp {
@@ -320,6 +352,8 @@ impl BroadPhase for Abp {
             .map(|c| {
                 c.fixed.memory_bytes()
                     + c.dynamic.memory_bytes()
+                    + (c.arriving_fixed.capacity() + c.arriving_dynamic.capacity())
+                        * std::mem::size_of::<Arrival>()
                     + c.moved_fixed.memory_bytes()
                     + c.moved_dynamic.memory_bytes()
             })
