@@ -53,6 +53,23 @@ fn key(a: u32, b: u32) -> u64 {
     (u64::from(a) << 32) | u64::from(b)
 }
 
+/// The key of the pair of slots `a` and `b`, in either order: the smaller slot in the high
+/// half, so keys sort like the pairs' ids.
+#[inline]
+pub(crate) fn pair_key(a: u32, b: u32) -> u64 {
+    if a < b {
+        key(a, b)
+    } else {
+        key(b, a)
+    }
+}
+
+/// The two slots of a pair key, smaller first.
+#[inline]
+pub(crate) fn key_slots(k: u64) -> (u32, u32) {
+    ((k >> 32) as u32, k as u32)
+}
+
 impl PairSet {
     /// The pairs, in a deterministic but unspecified order.
     #[inline]
@@ -103,11 +120,12 @@ impl PairSet {
     /// Records that slots `a` and `b` overlap and may pair in this update. `ids` gives their
     /// ids; it is called only for a pair new to the set.
     #[inline]
+    // For the algorithms that find every pair of their changed proxies each update and let the
+    // set diff them; Abp diffs per column and uses `insert_new`/`remove_key`.
+    #[cfg_attr(not(test), allow(dead_code))]
     pub(crate) fn add(&mut self, a: u32, b: u32, ids: impl FnOnce() -> (ProxyId, ProxyId)) {
-        let k = if a < b { key(a, b) } else { key(b, a) };
-        if (self.pairs.len() + 1) * 2 > self.table.len() {
-            self.rehash(((self.pairs.len() + 1) * 2).next_power_of_two().max(64));
-        }
+        let k = pair_key(a, b);
+        self.reserve_one();
         let (s, found) = self.probe(k);
         if found {
             self.table[s].flags |= SEEN;
@@ -120,6 +138,48 @@ impl PairSet {
             };
             self.pairs.push(Pair::new(x, y));
         }
+    }
+
+    /// Grows the table ahead of one insertion, keeping the load at most one half.
+    #[inline]
+    fn reserve_one(&mut self) {
+        if (self.pairs.len() + 1) * 2 > self.table.len() {
+            self.rehash(((self.pairs.len() + 1) * 2).next_power_of_two().max(64));
+        }
+    }
+
+    /// Inserts a pair known to be new, for algorithms that diff pairs themselves.
+    pub(crate) fn insert_new(&mut self, k: u64, pair: Pair) {
+        self.reserve_one();
+        let (s, found) = self.probe(k);
+        if !found {
+            self.table[s] = Bucket {
+                key: k,
+                index: self.pairs.len() as u32,
+                flags: 0,
+            };
+            self.pairs.push(pair);
+        }
+    }
+
+    /// Removes the pair with key `k`, returning it, for algorithms that diff pairs themselves.
+    pub(crate) fn remove_key(&mut self, k: u64) -> Option<Pair> {
+        if self.table.is_empty() {
+            return None;
+        }
+        let (s, found) = self.probe(k);
+        if !found {
+            return None;
+        }
+        let i = self.table[s].index as usize;
+        let pair = self.pairs[i];
+        self.remove_at(i);
+        Some(pair)
+    }
+
+    /// The keys of every pair.
+    pub(crate) fn keys(&self) -> impl Iterator<Item = u64> + '_ {
+        self.pairs.iter().map(Self::key_of)
     }
 
     /// Whether the pair of slots `a` and `b` is in the set.

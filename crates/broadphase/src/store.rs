@@ -6,8 +6,8 @@
 //! their own structures in step.
 
 use crate::filter::{check_layer, LayerMatrix};
-use crate::pairs::PairSet;
-use crate::{Aabb, Config, Error, Layer, PairEvents, ProxyDesc, ProxyId, Stats};
+use crate::pairs::{key_slots, PairSet};
+use crate::{Aabb, Config, Error, Layer, Pair, PairEvents, ProxyDesc, ProxyId, Stats};
 
 /// The slot is a live proxy.
 const ALIVE: u8 = 1;
@@ -248,13 +248,37 @@ impl Store {
         }
     }
 
-    /// Ends an update: diffs the pairs into events, then forgets what changed.
+    /// Ends an update in which the algorithm `add`ed every pair it found: diffs the pairs
+    /// into events, then forgets what changed.
     pub(crate) fn finish_update(&mut self) {
         if !self.dirty.is_empty() {
             let flags = &self.flags;
             self.pairs
                 .finish(|s| flags[s as usize] & DIRTY != 0, &mut self.events);
         }
+        self.end_update();
+    }
+
+    /// Ends an update in which the algorithm diffed the pairs itself: `created` and `deleted`
+    /// hold pair keys, without duplicates and none in both.
+    pub(crate) fn finish_update_with(&mut self, created: &[u64], deleted: &[u64]) {
+        for &k in deleted {
+            if let Some(pair) = self.pairs.remove_key(k) {
+                self.events.deleted.push(pair);
+            }
+        }
+        for &k in created {
+            let (a, b) = key_slots(k);
+            let pair = Pair::new(self.id_at(a as usize), self.id_at(b as usize));
+            self.pairs.insert_new(k, pair);
+            self.events.created.push(pair);
+        }
+        self.events.sort();
+        self.end_update();
+    }
+
+    /// Forgets what changed and releases the removed slots.
+    fn end_update(&mut self) {
         self.last_changed = self.dirty.len();
         for &s in &self.dirty {
             let s = s as usize;
@@ -315,24 +339,18 @@ impl Store {
         self.matrix.allows(&self.descs[a], &self.descs[b])
     }
 
-    /// Finds that slots `a` and `b` overlap, for callers that never report two fixed proxies:
-    /// adds the pair if the filter allows it. While no proxy has a group and every layer
-    /// collides the filter has nothing else to say, and the descriptions are not read at all.
+    /// [`Store::allows`] for callers that never ask about two fixed proxies: while no proxy
+    /// has a group and every layer collides, the filter has nothing else to say and the
+    /// descriptions are not read at all.
     #[inline]
-    pub(crate) fn report_not_both_fixed(&mut self, a: u32, b: u32) {
+    pub(crate) fn allows_unless_both_fixed(&self, a: u32, b: u32) -> bool {
         debug_assert!(!(self.descs[a as usize].is_fixed() && self.descs[b as usize].is_fixed()));
-        if (self.grouped == 0 && self.all_layers_collide) || self.allows(a as usize, b as usize) {
-            self.add_pair(a, b);
-        }
+        (self.grouped == 0 && self.all_layers_collide) || self.allows(a as usize, b as usize)
     }
 
-    #[inline]
-    fn add_pair(&mut self, a: u32, b: u32) {
-        let generations = &self.generations;
-        self.pairs.add(a, b, || {
-            let id = |s: u32| ProxyId::from_raw_parts(s, generations[s as usize]);
-            (id(a), id(b))
-        });
+    /// The key of every persistent pair.
+    pub(crate) fn pair_keys(&self) -> impl Iterator<Item = u64> + '_ {
+        self.pairs.keys()
     }
 
     /// The number of slots ever used (live or not): the bound of slot indices.

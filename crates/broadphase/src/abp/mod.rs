@@ -20,6 +20,7 @@
 
 mod layout;
 
+use crate::pairs::{key_slots, pair_key};
 use crate::prune::{bipartite, complete, BoxList, EncodedBox};
 use crate::store::{forward_to_store, Store};
 use crate::{Algorithm, BroadPhase, Config, Error, Pair, PairEvents, Stats};
@@ -46,6 +47,8 @@ struct Column {
     /// The arrivals sorted, ready to sweep.
     moved_fixed: BoxList,
     moved_dynamic: BoxList,
+    /// Keys of the pairs whose home is this column, sorted.
+    pairs: Vec<u64>,
     /// Some box left the column this update: compact its lists.
     leavers: bool,
     /// In `touched` this update.
@@ -85,6 +88,14 @@ pub struct Abp {
     touched: Vec<u32>,
     /// Scratch for sorting a column's arrivals.
     order: Vec<u64>,
+    /// A column's pairs found this update, then its merged pairs (scratch).
+    found: Vec<u64>,
+    merged: Vec<u64>,
+    /// Candidate created and deleted pair keys of this update.
+    created: Vec<u64>,
+    deleted: Vec<u64>,
+    /// Candidates tested this update.
+    tests: u64,
     rebuilds: u64,
 }
 
@@ -117,6 +128,11 @@ impl Abp {
             outside_count: 0,
             touched: Vec::new(),
             order: Vec::new(),
+            found: Vec::new(),
+            merged: Vec::new(),
+            created: Vec::new(),
+            deleted: Vec::new(),
+            tests: 0,
             rebuilds: 0,
         }
     }
@@ -144,6 +160,9 @@ impl Abp {
     /// Chooses a new layout from the live boxes and empties every column: everything will be
     /// dealt in again as moved.
     fn new_layout(&mut self) {
+        // Every pair will be found again in the new columns: all the old ones become deleted
+        // candidates, which the pairs found again cancel.
+        self.deleted.extend(self.store.pair_keys());
         let s = &self.store;
         let live = (0..s.slot_count()).filter(|&i| s.is_alive(i));
         self.layout = Layout::choose(&self.settings, s.len(), live.map(|i| s.aabb_at(i)));
@@ -252,17 +271,20 @@ impl Abp {
     fn prune_touched(&mut self) {
         self.touched.sort_unstable();
         let cells_v = self.layout.cells[1];
-        let store = &mut self.store;
-        let mut order = std::mem::take(&mut self.order);
+        let store = &self.store;
         let mut tests = 0;
         for &c in &self.touched {
             let col = &mut self.columns[c as usize];
             sort_into(
                 &mut col.arriving_dynamic,
-                &mut order,
+                &mut self.order,
                 &mut col.moved_dynamic,
             );
-            sort_into(&mut col.arriving_fixed, &mut order, &mut col.moved_fixed);
+            sort_into(
+                &mut col.arriving_fixed,
+                &mut self.order,
+                &mut col.moved_fixed,
+            );
             let (u, v) = (c / cells_v as u32, c % cells_v as u32);
             let (md, mf, d, f) = (
                 &col.moved_dynamic,
@@ -270,10 +292,13 @@ impl Abp {
                 &col.dynamic,
                 &col.fixed,
             );
+            let found = &mut self.found;
+            found.clear();
+            // Fixed boxes are never swept against fixed boxes.
             let mut report = |a: &BoxList, i: usize, b: &BoxList, j: usize| {
-                // Fixed boxes are never swept against fixed boxes.
-                if is_home(u, v, a.tag(i), b.tag(j)) {
-                    store.report_not_both_fixed(a.id(i), b.id(j));
+                let (x, y) = (a.id(i), b.id(j));
+                if is_home(u, v, a.tag(i), b.tag(j)) && store.allows_unless_both_fixed(x, y) {
+                    found.push(pair_key(x, y));
                 }
             };
             tests += complete(md, |i, j| report(md, i, md, j));
@@ -281,6 +306,18 @@ impl Abp {
             tests += bipartite(md, f, |i, j| report(md, i, f, j));
             tests += bipartite(md, mf, |i, j| report(md, i, mf, j));
             tests += bipartite(mf, d, |i, j| report(mf, i, d, j));
+            // Each pair is found at most once per column: the five sweeps cover disjoint
+            // pairs of lists, and a pair's home column is unique.
+            found.sort_unstable();
+            diff_pairs(
+                &col.pairs,
+                found,
+                |slot| store.is_dirty(slot as usize),
+                &mut self.merged,
+                &mut self.created,
+                &mut self.deleted,
+            );
+            std::mem::swap(&mut col.pairs, &mut self.merged);
             col.dynamic.merge_in(&col.moved_dynamic);
             col.fixed.merge_in(&col.moved_fixed);
             col.moved_dynamic.clear();
@@ -288,10 +325,86 @@ impl Abp {
             col.leavers = false;
             col.touched = false;
         }
-        store.tests = tests;
-        self.order = order;
+        self.tests = tests;
         self.touched.clear();
     }
+
+    /// Turns the columns' candidate changes into the update's events. A pair whose home
+    /// column changed was deleted from the old column and created in the new one: it is in
+    /// both candidate lists, and in neither event list.
+    fn finish(&mut self) {
+        self.created.sort_unstable();
+        self.deleted.sort_unstable();
+        cancel_common(&mut self.created, &mut self.deleted);
+        self.store.tests = self.tests;
+        self.store.finish_update_with(&self.created, &self.deleted);
+        self.created.clear();
+        self.deleted.clear();
+    }
+}
+
+/// Diffs a column's pairs: `old` (last update's, sorted) against `found` (this update's, sorted,
+/// each with a changed proxy). Pairs found again or with no changed proxy stay (into `out`);
+/// pairs found for the first time are created candidates; pairs with a changed proxy that were
+/// not found again are deleted candidates.
+fn diff_pairs(
+    old: &[u64],
+    found: &[u64],
+    changed: impl Fn(u32) -> bool,
+    out: &mut Vec<u64>,
+    created: &mut Vec<u64>,
+    deleted: &mut Vec<u64>,
+) {
+    out.clear();
+    let (mut i, mut j) = (0, 0);
+    // No real key is u64::MAX (slots are below 2^24): it stands for "list exhausted".
+    while i < old.len() || j < found.len() {
+        let o = old.get(i).copied().unwrap_or(u64::MAX);
+        let f = found.get(j).copied().unwrap_or(u64::MAX);
+        if o == f {
+            out.push(o);
+            i += 1;
+            j += 1;
+        } else if o < f {
+            let (a, b) = key_slots(o);
+            if changed(a) || changed(b) {
+                deleted.push(o);
+            } else {
+                out.push(o);
+            }
+            i += 1;
+        } else {
+            created.push(f);
+            out.push(f);
+            j += 1;
+        }
+    }
+}
+
+/// Removes the keys present in both sorted lists from both.
+fn cancel_common(a: &mut Vec<u64>, b: &mut Vec<u64>) {
+    if a.is_empty() || b.is_empty() {
+        return;
+    }
+    let (mut i, mut j, mut wa, mut wb) = (0, 0, 0, 0);
+    while i < a.len() || j < b.len() {
+        let x = a.get(i).copied().unwrap_or(u64::MAX);
+        let y = b.get(j).copied().unwrap_or(u64::MAX);
+        if x == y {
+            i += 1;
+            j += 1;
+        } else if x < y {
+            a[wa] = x;
+            wa += 1;
+            i += 1;
+        } else {
+            b[wb] = y;
+            wb += 1;
+            j += 1;
+        }
+    }
+    a.truncate(wa);
+    b.truncate(wb);
 }
 
 /// Sorts a column's arrivals on the sweep axis and appends them to `list` (emptied first).
@@ -336,7 +449,7 @@ impl BroadPhase for Abp {
             self.deal_movers(everything);
             self.prune_touched();
         }
-        self.store.finish_update();
+        self.finish();
         Ok(&self.store.events)
     }
 
@@ -354,6 +467,7 @@ impl BroadPhase for Abp {
                     + c.dynamic.memory_bytes()
                     + (c.arriving_fixed.capacity() + c.arriving_dynamic.capacity())
                         * std::mem::size_of::<Arrival>()
+                    + c.pairs.capacity() * 8
                     + c.moved_fixed.memory_bytes()
                     + c.moved_dynamic.memory_bytes()
             })
