@@ -21,7 +21,7 @@ use crate::{Aabb, Error};
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AbpSettings {
     /// Boxes per column the layout aims for: small enough that sweeps are short, large enough
-    /// that per-column overhead and boxes straddling borders stay few. Default 192.
+    /// that per-column overhead and boxes straddling borders stay few. Default 1024.
     pub boxes_per_column: usize,
     /// Columns are at least this many median box extents wide, which bounds how many columns
     /// a typical box straddles. Default 2.5.
@@ -33,7 +33,7 @@ pub struct AbpSettings {
 impl Default for AbpSettings {
     fn default() -> Self {
         Self {
-            boxes_per_column: 192,
+            boxes_per_column: 1024,
             min_column_extents: 2.5,
             min_proxies_for_columns: 512,
         }

@@ -49,10 +49,6 @@ struct Column {
     moved_dynamic: BoxList,
     /// Keys of the pairs whose home is this column, sorted.
     pairs: Vec<u64>,
-    /// Some box left the column this update: compact its lists.
-    leavers: bool,
-    /// In `touched` this update.
-    touched: bool,
 }
 
 /// Automatic box pruning: sorted sweeps in automatic columns, with fixed boxes kept sorted
@@ -86,6 +82,11 @@ pub struct Abp {
     outside_count: usize,
     /// Columns touched by this update.
     touched: Vec<u32>,
+    /// Per column: in `touched`. Kept apart from the columns, which are large, so that
+    /// marking them stays in cache.
+    is_touched: Vec<bool>,
+    /// Per column: some box left it this update (compact its lists).
+    leavers: Vec<bool>,
     /// Scratch for sorting a column's arrivals.
     order: Vec<u64>,
     /// A column's pairs found this update, then its merged pairs (scratch).
@@ -127,6 +128,8 @@ impl Abp {
             entries: 0,
             outside_count: 0,
             touched: Vec::new(),
+            is_touched: vec![false],
+            leavers: vec![false],
             order: Vec::new(),
             found: Vec::new(),
             merged: Vec::new(),
@@ -166,9 +169,11 @@ impl Abp {
         let s = &self.store;
         let live = (0..s.slot_count()).filter(|&i| s.is_alive(i));
         self.layout = Layout::choose(&self.settings, s.len(), live.map(|i| s.aabb_at(i)));
+        let columns = self.layout.columns();
         self.columns.clear();
-        self.columns
-            .resize_with(self.layout.columns(), Column::default);
+        self.columns.resize_with(columns, Column::default);
+        self.is_touched = vec![false; columns];
+        self.leavers = vec![false; columns];
         self.layout_for = Some(s.len());
         self.entries = 0;
         self.outside_count = 0;
@@ -177,15 +182,17 @@ impl Abp {
     }
 
     fn touch(&mut self, c: usize) {
-        let col = &mut self.columns[c];
-        if !col.touched {
-            col.touched = true;
+        if !self.is_touched[c] {
+            self.is_touched[c] = true;
             self.touched.push(c as u32);
         }
     }
 
     /// Takes the changed boxes out of the columns they were in.
     fn remove_leavers(&mut self) {
+        // When most proxies changed, nearly every column has leavers: compacting them all
+        // beats finding which.
+        let bulk = 2 * self.store.dirty().len() >= self.store.len();
         for k in 0..self.store.dirty().len() {
             let slot = self.store.dirty()[k] as usize;
             if !self.store.was_in(slot) {
@@ -196,22 +203,28 @@ impl Abp {
             if std::mem::take(&mut self.outside[slot]) {
                 self.outside_count -= 1;
             }
-            for u in r.u0..=r.u1 {
-                for v in r.v0..=r.v1 {
-                    let c = self.layout.index(usize::from(u), usize::from(v));
-                    self.columns[c].leavers = true;
-                    self.touch(c);
+            if !bulk {
+                for u in r.u0..=r.u1 {
+                    for v in r.v0..=r.v1 {
+                        let c = self.layout.index(usize::from(u), usize::from(v));
+                        self.touch(c);
+                        self.leavers[c] = true;
+                    }
                 }
+            }
+        }
+        if bulk {
+            for c in 0..self.columns.len() {
+                self.touch(c);
+                self.leavers[c] = true;
             }
         }
         let store = &self.store;
         for &c in &self.touched {
-            let col = &mut self.columns[c as usize];
-            if col.leavers {
+            if std::mem::take(&mut self.leavers[c as usize]) {
+                let col = &mut self.columns[c as usize];
                 col.fixed.retain(|id| !store.is_dirty(id as usize));
                 col.dynamic.retain(|id| !store.is_dirty(id as usize));
-                col.fixed.shrink();
-                col.dynamic.shrink();
             }
         }
     }
@@ -318,12 +331,9 @@ impl Abp {
                 &mut self.deleted,
             );
             std::mem::swap(&mut col.pairs, &mut self.merged);
-            col.dynamic.merge_in(&col.moved_dynamic);
-            col.fixed.merge_in(&col.moved_fixed);
-            col.moved_dynamic.clear();
-            col.moved_fixed.clear();
-            col.leavers = false;
-            col.touched = false;
+            merge_arrivals(&mut col.dynamic, &mut col.moved_dynamic);
+            merge_arrivals(&mut col.fixed, &mut col.moved_fixed);
+            self.is_touched[c as usize] = false;
         }
         self.tests = tests;
         self.touched.clear();
@@ -341,6 +351,19 @@ impl Abp {
         self.created.clear();
         self.deleted.clear();
     }
+}
+
+/// Merges a column's sorted arrivals into its sorted list and empties `arrivals`. When every
+/// box of the column moved (all of them, in a scene where everything moves), the arrivals
+/// simply become the list.
+fn merge_arrivals(list: &mut BoxList, arrivals: &mut BoxList) {
+    if list.is_empty() {
+        std::mem::swap(list, arrivals);
+    } else {
+        list.merge_in(arrivals);
+        list.shrink();
+    }
+    arrivals.clear();
 }
 
 /// Diffs a column's pairs: `old` (last update's, sorted) against `found` (this update's, sorted,
