@@ -1,9 +1,12 @@
 //! The trait every algorithm implements, the algorithm selector and the shared settings.
 
 use std::fmt;
+use std::ops::ControlFlow;
 use std::str::FromStr;
 
-use crate::{Aabb, Error, Layer, Pair, PairEvents, ProxyDesc, ProxyId};
+use crate::{
+    Aabb, CastHit, Error, Layer, LayerMask, Obb, Pair, PairEvents, ProxyDesc, ProxyId, Ray, RayHit,
+};
 
 /// The most live proxies one broad phase holds (2^24): slot indices stay small enough to pack
 /// with flags, and a runaway caller gets [`Error::CapacityExceeded`] instead of exhausting memory.
@@ -16,6 +19,12 @@ pub const MAX_PROXIES: usize = 1 << 24;
 /// deleted since the previous one. Every implementation reports exactly the pairs
 /// [`BruteForce`](crate::BruteForce) reports for the same calls, with the same ids, and returns
 /// an [`Error`] (changing nothing) for bad input instead of panicking.
+///
+/// Queries take `&self` and are exact against the boxes as last set, including changes not yet
+/// brought in by an update: they never report a proxy whose box misses the query. A visitor
+/// returns [`ControlFlow::Break`] to stop early. Results come in an unspecified but deterministic
+/// order. Every concrete type is `Sync`: queries may run from many threads at once while no
+/// mutation runs.
 ///
 /// The trait is object-safe: [`crate::new`] returns a `Box<dyn BroadPhase>`.
 pub trait BroadPhase: Send {
@@ -113,6 +122,114 @@ pub trait BroadPhase: Send {
 
     /// Whether proxies on layers `a` and `b` may pair.
     fn layers_collide(&self, a: Layer, b: Layer) -> bool;
+
+    /// Visits every proxy on a layer in `mask` whose box overlaps `aabb` (touching counts).
+    ///
+    /// # Errors
+    /// [`Error::NonFiniteAabb`], [`Error::InvertedAabb`].
+    fn query_aabb(
+        &self,
+        aabb: Aabb,
+        mask: LayerMask,
+        visit: &mut dyn FnMut(ProxyId) -> ControlFlow<()>,
+    ) -> Result<(), Error>;
+
+    /// Visits every proxy on a layer in `mask` whose box contains `p`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] for a non-finite point.
+    fn query_point(
+        &self,
+        p: [f32; 3],
+        mask: LayerMask,
+        visit: &mut dyn FnMut(ProxyId) -> ControlFlow<()>,
+    ) -> Result<(), Error>;
+
+    /// Visits every proxy on a layer in `mask` whose box touches the ball of `radius` around
+    /// `center`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] for a non-finite centre, or a negative or non-finite radius.
+    fn query_sphere(
+        &self,
+        center: [f32; 3],
+        radius: f32,
+        mask: LayerMask,
+        visit: &mut dyn FnMut(ProxyId) -> ControlFlow<()>,
+    ) -> Result<(), Error>;
+
+    /// Visits every proxy on a layer in `mask` whose box overlaps the oriented box.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] for non-finite values, negative half extents or a zero
+    /// quaternion.
+    fn query_obb(
+        &self,
+        obb: &Obb,
+        mask: LayerMask,
+        visit: &mut dyn FnMut(ProxyId) -> ControlFlow<()>,
+    ) -> Result<(), Error>;
+
+    /// Visits every proxy on a layer in `mask` whose box the ray enters at some `t` in
+    /// `[0, max_t]` (`max_t` may be infinite), with that entry `t`. Hits come in no particular
+    /// order; [`BroadPhase::ray_cast_closest`] finds the nearest.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] for a non-finite origin or direction, or a NaN or negative
+    /// `max_t`.
+    fn ray_cast(
+        &self,
+        ray: &Ray,
+        max_t: f32,
+        mask: LayerMask,
+        visit: &mut dyn FnMut(RayHit) -> ControlFlow<()>,
+    ) -> Result<(), Error>;
+
+    /// Visits every proxy on a layer in `mask` that `aabb`, moved by `motion`, touches, with
+    /// the fraction of the motion at first contact (0 when they overlap at the start).
+    ///
+    /// # Errors
+    /// [`Error::NonFiniteAabb`], [`Error::InvertedAabb`], [`Error::InvalidParameter`] for a
+    /// non-finite motion.
+    fn box_cast(
+        &self,
+        aabb: Aabb,
+        motion: [f32; 3],
+        mask: LayerMask,
+        visit: &mut dyn FnMut(CastHit) -> ControlFlow<()>,
+    ) -> Result<(), Error>;
+
+    /// The `k` proxies on a layer in `mask` whose boxes are nearest to `p` (distance 0 inside
+    /// a box), closest first, ties broken by id.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] for a non-finite point.
+    fn nearest(&self, p: [f32; 3], k: usize, mask: LayerMask)
+        -> Result<Vec<(ProxyId, f32)>, Error>;
+
+    /// The first proxy the ray enters within `max_t` (ties broken by id), if any.
+    ///
+    /// # Errors
+    /// As [`BroadPhase::ray_cast`].
+    fn ray_cast_closest(
+        &self,
+        ray: &Ray,
+        max_t: f32,
+        mask: LayerMask,
+    ) -> Result<Option<RayHit>, Error> {
+        let mut best: Option<RayHit> = None;
+        self.ray_cast(ray, max_t, mask, &mut |hit| {
+            let closer = match best {
+                None => true,
+                Some(b) => hit.t < b.t || (hit.t == b.t && hit.id < b.id),
+            };
+            if closer {
+                best = Some(hit);
+            }
+            ControlFlow::Continue(())
+        })?;
+        Ok(best)
+    }
 }
 
 /// The algorithms, for choosing one at run time with [`crate::new`] (like PhysX's

@@ -1,7 +1,10 @@
 //! The oracle: every pair tested, every update.
 
+use std::ops::ControlFlow;
+
+use crate::query::{forward_queries, SpatialIndex};
 use crate::store::{forward_to_store, Store};
-use crate::{Algorithm, BroadPhase, Config, Error, Pair, PairEvents, Stats};
+use crate::{Aabb, Algorithm, BroadPhase, Config, Error, Pair, PairEvents, Stats};
 
 /// The O(n²) broad phase: at each update it tests every pair of live proxies and diffs the
 /// result with the previous update's.
@@ -69,8 +72,23 @@ fn sorted_difference(a: &[Pair], b: &[Pair]) -> Vec<Pair> {
         .collect()
 }
 
+impl SpatialIndex for BruteForce {
+    /// Every slot: the query driver tests each exactly.
+    fn candidates(
+        &self,
+        _bounds: &Aabb,
+        visit: &mut dyn FnMut(u32) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
+        for slot in 0..self.store.slot_count() {
+            visit(slot as u32)?;
+        }
+        ControlFlow::Continue(())
+    }
+}
+
 impl BroadPhase for BruteForce {
     forward_to_store!();
+    forward_queries!();
 
     fn algorithm(&self) -> Algorithm {
         Algorithm::BruteForce

@@ -34,6 +34,33 @@ pub fn decode(key: u32) -> f32 {
     f32::from_bits(bits)
 }
 
+/// The key of the largest `f32` not above `x`: a lower bound for searches on keys that must not
+/// miss anything at `x` (the plain `x as f32` may round up).
+#[inline]
+#[must_use]
+pub fn encode_at_most(x: f64) -> u32 {
+    let f = x as f32;
+    let k = encode(f);
+    if f64::from(f) > x {
+        k.saturating_sub(1)
+    } else {
+        k
+    }
+}
+
+/// The key of the smallest `f32` not below `x`: an upper bound for searches.
+#[inline]
+#[must_use]
+pub fn encode_at_least(x: f64) -> u32 {
+    let f = x as f32;
+    let k = encode(f);
+    if f64::from(f) < x {
+        k.saturating_add(1)
+    } else {
+        k
+    }
+}
+
 /// A key above the key of every finite float: sweeps use it as an end sentinel.
 pub const KEY_SENTINEL: u32 = u32::MAX;
 
@@ -67,6 +94,15 @@ mod tests {
     #[test]
     fn zeros_share_a_key() {
         assert_eq!(encode(-0.0), encode(0.0));
+    }
+
+    #[test]
+    fn bounds_round_outward() {
+        let x = 0.1f64; // not an f32
+        assert!(f64::from(decode(encode_at_most(x))) <= x);
+        assert!(f64::from(decode(encode_at_least(x))) >= x);
+        assert_eq!(encode_at_most(2.0), encode(2.0));
+        assert_eq!(encode_at_least(-2.0), encode(-2.0));
     }
 
     #[test]

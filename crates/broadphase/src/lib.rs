@@ -49,6 +49,7 @@ pub mod filter;
 mod id;
 mod pairs;
 mod prune;
+pub mod query;
 pub mod radix;
 mod store;
 #[cfg(feature = "testing")]
@@ -62,6 +63,7 @@ pub use desc::{Group, Layer, LayerMask, Mobility, ProxyDesc};
 pub use error::Error;
 pub use events::PairEvents;
 pub use id::{Pair, ProxyId};
+pub use query::{CastHit, Obb, Ray, RayHit};
 
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]

@@ -6,7 +6,9 @@
 //! the inner loop streams over sweep-axis keys and four-key cross sections, and end with a
 //! sentinel key above every finite one, so the inner loops need no bounds test.
 
-use crate::encode::{encode, KEY_SENTINEL};
+use std::ops::Range;
+
+use crate::encode::{decode, encode, encode_at_least, encode_at_most, KEY_SENTINEL};
 use crate::Aabb;
 
 /// A box in integer keys, its sweep axis split from the two others.
@@ -53,6 +55,9 @@ pub(crate) struct BoxList {
     uv: Vec<[u32; 4]>,
     ids: Vec<u32>,
     tags: Vec<u32>,
+    /// At least the largest sweep-axis extent of a box in the list: a query over `[lo, hi]`
+    /// needs only the boxes with `min_x` in `[lo - max_width, hi]`.
+    max_width: f64,
 }
 
 impl Default for BoxList {
@@ -63,8 +68,15 @@ impl Default for BoxList {
             uv: Vec::new(),
             ids: Vec::new(),
             tags: Vec::new(),
+            max_width: 0.0,
         }
     }
+}
+
+/// The sweep-axis extent of the box with keys `min_x` and `max_x` (exact in f64).
+#[inline]
+fn width(min_x: u32, max_x: u32) -> f64 {
+    f64::from(decode(max_x)) - f64::from(decode(min_x))
 }
 
 impl BoxList {
@@ -88,7 +100,29 @@ impl BoxList {
         self.tags[i]
     }
 
+    /// The keys on the two other axes of box `i`.
+    #[inline]
+    pub(crate) fn uv(&self, i: usize) -> &[u32; 4] {
+        &self.uv[i]
+    }
+
+    /// The sweep-axis maximum key of box `i`.
+    #[inline]
+    pub(crate) fn max_x(&self, i: usize) -> u32 {
+        self.max_x[i]
+    }
+
+    /// The positions of the boxes whose sweep-axis extent may reach into `[lo, hi]`.
+    pub(crate) fn sweep_range(&self, lo: f32, hi: f32) -> Range<usize> {
+        let keys = &self.min_x[..self.len()];
+        // Slightly more than max_width: the subtraction in f64 is rounded too.
+        let from = encode_at_most(f64::from(lo) - self.max_width * (1.0 + 1e-9));
+        let to = encode_at_least(f64::from(hi));
+        keys.partition_point(|&k| k < from)..keys.partition_point(|&k| k <= to)
+    }
+
     pub(crate) fn clear(&mut self) {
+        self.max_width = 0.0;
         self.min_x.clear();
         self.min_x.push(KEY_SENTINEL);
         self.max_x.clear();
@@ -101,6 +135,7 @@ impl BoxList {
     #[inline]
     pub(crate) fn push(&mut self, b: &EncodedBox, id: u32, tag: u32) {
         let n = self.ids.len();
+        self.max_width = self.max_width.max(width(b.min_x, b.max_x));
         self.min_x[n] = b.min_x;
         self.min_x.push(KEY_SENTINEL);
         self.max_x.push(b.max_x);
@@ -113,8 +148,10 @@ impl BoxList {
     pub(crate) fn retain(&mut self, keep: impl Fn(u32) -> bool) {
         let n = self.ids.len();
         let mut w = 0;
+        self.max_width = 0.0;
         for r in 0..n {
             if keep(self.ids[r]) {
+                self.max_width = self.max_width.max(width(self.min_x[r], self.max_x[r]));
                 self.min_x[w] = self.min_x[r];
                 self.max_x[w] = self.max_x[r];
                 self.uv[w] = self.uv[r];
@@ -138,6 +175,7 @@ impl BoxList {
         if m == 0 {
             return;
         }
+        self.max_width = self.max_width.max(other.max_width);
         self.min_x.truncate(n);
         self.min_x.resize(n + m, 0);
         self.max_x.resize(n + m, 0);

@@ -47,6 +47,11 @@ pub(crate) struct Store {
     pub(crate) tests: u64,
     /// Proxies that changed in the last update (for stats).
     last_changed: usize,
+    /// A box holding every live box (queries clip infinite rays to it). It only grows between
+    /// recomputations.
+    bounds: Option<Aabb>,
+    /// Boxes removed or moved since `bounds` was recomputed: it may be loose by that many.
+    bounds_loose: usize,
 }
 
 impl Store {
@@ -71,6 +76,8 @@ impl Store {
             events: PairEvents::default(),
             tests: 0,
             last_changed: 0,
+            bounds: None,
+            bounds_loose: 0,
         }
     }
 
@@ -126,6 +133,7 @@ impl Store {
             }
         };
         self.len += 1;
+        self.grow_bounds(&aabb);
         self.fixed += usize::from(desc.is_fixed());
         self.grouped += usize::from(desc.group.0 != 0);
         self.mark_dirty(slot);
@@ -157,6 +165,8 @@ impl Store {
         let slot = self.slot(id)?;
         aabb.validate()?;
         self.aabbs[slot] = aabb;
+        self.grow_bounds(&aabb);
+        self.bounds_loose += 1;
         self.mark_dirty(slot);
         Ok(())
     }
@@ -177,6 +187,7 @@ impl Store {
         let slot = self.slot(id)?;
         self.flags[slot] &= !ALIVE;
         self.len -= 1;
+        self.bounds_loose += 1;
         self.fixed -= usize::from(self.descs[slot].is_fixed());
         self.grouped -= usize::from(self.descs[slot].group.0 != 0);
         // A slot whose generation would wrap is retired rather than reused, so that an old id
@@ -209,6 +220,7 @@ impl Store {
                 self.mark_dirty(slot);
             }
         }
+        self.recompute_bounds();
         Ok(())
     }
 
@@ -277,8 +289,42 @@ impl Store {
         self.end_update();
     }
 
+    #[inline]
+    fn grow_bounds(&mut self, aabb: &Aabb) {
+        self.bounds = Some(match self.bounds {
+            Some(b) => b.union(aabb),
+            None => *aabb,
+        });
+    }
+
+    fn recompute_bounds(&mut self) {
+        self.bounds = None;
+        self.bounds_loose = 0;
+        for slot in 0..self.aabbs.len() {
+            if self.flags[slot] & ALIVE != 0 {
+                let b = self.aabbs[slot];
+                self.grow_bounds(&b);
+            }
+        }
+    }
+
+    /// A box holding every live box (not always the tightest), or `None` when there is none.
+    #[inline]
+    pub(crate) fn bounds(&self) -> Option<Aabb> {
+        if self.len == 0 {
+            None
+        } else {
+            self.bounds
+        }
+    }
+
     /// Forgets what changed and releases the removed slots.
     fn end_update(&mut self) {
+        // Tighten the bounds once enough boxes moved or left to make them loose: amortised
+        // O(1) per change.
+        if self.bounds_loose > self.len / 4 + 64 {
+            self.recompute_bounds();
+        }
         self.last_changed = self.dirty.len();
         for &s in &self.dirty {
             let s = s as usize;

@@ -24,8 +24,11 @@ use std::fmt::Debug;
 use proptest::prelude::*;
 use proptest::test_runner::{Config as RunnerConfig, TestCaseError, TestError, TestRunner};
 
+use std::ops::ControlFlow;
+
 use crate::{
-    Aabb, BroadPhase, BruteForce, Config, Error, Group, Layer, Mobility, Pair, ProxyDesc, ProxyId,
+    Aabb, BroadPhase, BruteForce, CastHit, Config, Error, Group, Layer, LayerMask, Mobility, Obb,
+    Pair, ProxyDesc, ProxyId, Ray, RayHit,
 };
 
 /// A way a box can be invalid.
@@ -113,6 +116,29 @@ pub enum Op {
     BadLayer(Pick, u8),
     /// `shift_origin` with a non-finite component: must fail.
     BadShift(usize),
+    /// A query, compared with BruteForce's answer.
+    Query(Query),
+}
+
+/// A query of the differential suite.
+#[derive(Clone, Debug)]
+pub enum Query {
+    /// `query_aabb`.
+    Aabb(Aabb, LayerMask),
+    /// `query_point`.
+    Point([f32; 3], LayerMask),
+    /// `query_sphere`.
+    Sphere([f32; 3], f32, LayerMask),
+    /// `query_obb`.
+    Obb(Obb, LayerMask),
+    /// `ray_cast`.
+    Ray(Ray, f32, LayerMask),
+    /// `box_cast`.
+    BoxCast(Aabb, [f32; 3], LayerMask),
+    /// `nearest`.
+    Nearest([f32; 3], usize, LayerMask),
+    /// `query_aabb` that stops after the first hit.
+    FirstHit(Aabb),
 }
 
 /// The kind of world a sequence plays in.
@@ -212,7 +238,164 @@ fn op(world: World) -> impl Strategy<Value = Op> {
         1 => any::<usize>().prop_map(Pick).prop_map(Op::UseForeign),
         1 => (any::<usize>().prop_map(Pick), 64u8..=255).prop_map(|(i, l)| Op::BadLayer(i, l)),
         1 => (0usize..6).prop_map(Op::BadShift),
+        10 => query(world).prop_map(Op::Query),
     ]
+}
+
+fn mask() -> impl Strategy<Value = LayerMask> {
+    prop_oneof![3 => Just(LayerMask::ALL), 1 => (0u64..16).prop_map(LayerMask)]
+}
+
+/// Coordinates for query shapes: on the world's lattice (exact contacts with boxes), or
+/// anywhere in its range, and now and then NaN or infinite (the query must then fail).
+fn query_coord(world: World) -> BoxedStrategy<f32> {
+    let step = world.step();
+    let range = match world {
+        World::Small => -8.0f32..24.0,
+        World::Large => -5000.0f32..5000.0,
+    };
+    let cells = (range.start / step) as i32..(range.end / step) as i32;
+    prop_oneof![
+        60 => cells.prop_map(move |c| c as f32 * step),
+        30 => range,
+        1 => Just(f32::NAN),
+        1 => Just(f32::INFINITY),
+    ]
+    .boxed()
+}
+
+fn query(world: World) -> impl Strategy<Value = Query> {
+    let c = query_coord(world);
+    let point = [c.clone(), c.clone(), c.clone()];
+    let step = world.step();
+    let size = prop_oneof![
+        10 => (0i32..6).prop_map(move |v| v as f32 * step),
+        1 => Just(-1.0f32),
+        1 => Just(f32::NAN),
+    ];
+    // Directions with small integer parts: many parallel to an axis or two, some zero.
+    let dir = prop::array::uniform3(prop_oneof![
+        3 => Just(0.0f32),
+        4 => (-3i32..=3).prop_map(|v| v as f32),
+        1 => -2.0f32..2.0,
+    ]);
+    let max_t = prop_oneof![
+        Just(0.0f32),
+        (0i32..40).prop_map(move |v| v as f32 * step),
+        Just(f32::INFINITY),
+        Just(-1.0),
+        Just(f32::NAN),
+    ];
+    let quat = prop_oneof![
+        4 => prop::array::uniform4((-2i32..=2).prop_map(|v| v as f32)),
+        2 => prop::array::uniform4(-1.0f32..1.0),
+    ];
+    let aabb = world.aabb();
+    prop_oneof![
+        (aabb.clone(), mask()).prop_map(|(b, m)| Query::Aabb(b, m)),
+        (point.clone(), mask()).prop_map(|(p, m)| Query::Point(p, m)),
+        (point.clone(), size.clone(), mask()).prop_map(|(p, r, m)| Query::Sphere(p, r, m)),
+        (point.clone(), prop::array::uniform3(size), quat, mask()).prop_map(
+            |(center, half_extents, rotation, m)| {
+                Query::Obb(
+                    Obb {
+                        center,
+                        half_extents,
+                        rotation,
+                    },
+                    m,
+                )
+            }
+        ),
+        (point.clone(), dir.clone(), max_t, mask()).prop_map(|(o, d, t, m)| Query::Ray(
+            Ray::new(o, d),
+            t,
+            m
+        )),
+        (
+            aabb.clone(),
+            dir.prop_map(move |d| d.map(|v| v * step * 4.0)),
+            mask()
+        )
+            .prop_map(|(b, d, m)| Query::BoxCast(b, d, m)),
+        (point, 0usize..6, mask()).prop_map(|(p, k, m)| Query::Nearest(p, k, m)),
+        aabb.prop_map(Query::FirstHit),
+    ]
+}
+
+/// Runs `q` on `bp`: the hits as `(id, t)` (t = 0 where there is none), sorted by id; for
+/// `nearest`, the answer as given.
+fn answer(bp: &dyn BroadPhase, q: &Query) -> Result<Vec<(ProxyId, f32)>, Error> {
+    let mut out: Vec<(ProxyId, f32)> = Vec::new();
+    match q {
+        Query::Nearest(p, k, m) => return bp.nearest(*p, *k, *m),
+        Query::Ray(r, t, m) => bp.ray_cast(r, *t, *m, &mut |h: RayHit| {
+            out.push((h.id, h.t));
+            ControlFlow::Continue(())
+        })?,
+        Query::BoxCast(b, d, m) => bp.box_cast(*b, *d, *m, &mut |h: CastHit| {
+            out.push((h.id, h.t));
+            ControlFlow::Continue(())
+        })?,
+        Query::FirstHit(b) => bp.query_aabb(*b, LayerMask::ALL, &mut |id| {
+            out.push((id, 0.0));
+            ControlFlow::Break(())
+        })?,
+        _ => {
+            let mut ids = |id: ProxyId| {
+                out.push((id, 0.0));
+                ControlFlow::Continue(())
+            };
+            match q {
+                Query::Aabb(b, m) => bp.query_aabb(*b, *m, &mut ids)?,
+                Query::Point(p, m) => bp.query_point(*p, *m, &mut ids)?,
+                Query::Sphere(c, r, m) => bp.query_sphere(*c, *r, *m, &mut ids)?,
+                Query::Obb(o, m) => bp.query_obb(o, *m, &mut ids)?,
+                _ => {}
+            }
+        }
+    }
+    out.sort_by_key(|h| h.0);
+    Ok(out)
+}
+
+/// Compares a query's answers; `t` values bit for bit.
+fn same_answer(
+    what: &str,
+    bp: &dyn BroadPhase,
+    oracle: &BruteForce,
+    q: &Query,
+) -> Result<(), String> {
+    let got = answer(bp, q);
+    if let Query::FirstHit(b) = q {
+        // Any one hit will do; none only if there is none.
+        let all = answer(oracle, &Query::Aabb(*b, LayerMask::ALL));
+        return match (&got, &all) {
+            (Ok(g), Ok(a))
+                if g.len() <= 1
+                    && g.is_empty() == a.is_empty()
+                    && g.iter().all(|h| a.iter().any(|x| x.0 == h.0)) =>
+            {
+                Ok(())
+            }
+            _ => Err(format!(
+                "{what}: a first-hit query visited {got:?}; all hits: {all:?}"
+            )),
+        };
+    }
+    let want = answer(oracle, q);
+    let bits = |r: &Result<Vec<(ProxyId, f32)>, Error>| {
+        r.as_ref()
+            .map(|v| v.iter().map(|(i, t)| (*i, t.to_bits())).collect::<Vec<_>>())
+            .map_err(|e| format!("{e:?}"))
+    };
+    if bits(&got) == bits(&want) {
+        Ok(())
+    } else {
+        Err(format!(
+            "{what}: {q:?}\nalgorithm answered {got:?}\nBruteForce answered {want:?}"
+        ))
+    }
 }
 
 fn sequence(world: World, len: usize) -> impl Strategy<Value = Vec<Op>> {
@@ -603,6 +786,7 @@ fn replay(mut bp: Box<dyn BroadPhase>, ops: &[Op]) -> Result<Log, String> {
                 }
                 same_state(bp.as_ref(), &oracle, &live)?;
             }
+            Op::Query(q) => same_answer(&at("query"), bp.as_ref(), &oracle, q)?,
             Op::BadShift(kind) => {
                 let shift = match kind {
                     0 => [f32::NAN, 0.0, 0.0],
@@ -735,7 +919,23 @@ impl Crowd {
             if frame == 4 {
                 ops.push(Op::ShiftOrigin([1.5, -2.0, 0.25]));
             }
-            ops.push(Op::Update);
+            // Queries both before the update (on pending changes) and after it.
+            for k in 0..6 {
+                if k == 3 {
+                    ops.push(Op::Update);
+                }
+                let p = [0, 1, 2].map(|_| rng.lattice(side));
+                let d = [0, 1, 2].map(|_| rng.below(5) as f32 - 2.0);
+                let m = LayerMask::ALL;
+                let max_t = if k % 2 == 0 { f32::INFINITY } else { 8.0 };
+                ops.push(Op::Query(match rng.below(5) {
+                    0 => Query::Aabb(boxed(&mut rng), m),
+                    1 => Query::Ray(Ray::new(p, d), max_t, m),
+                    2 => Query::Sphere(p, rng.lattice(12), m),
+                    3 => Query::Nearest(p, 1 + rng.below(8) as usize, m),
+                    _ => Query::BoxCast(boxed(&mut rng), d.map(|v| v * 3.0), m),
+                }));
+            }
         }
         ops
     }

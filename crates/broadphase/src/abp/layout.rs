@@ -217,6 +217,29 @@ impl Layout {
         })
     }
 
+    /// The interval of column `i` on column axis `k`, widened a little so that rounding never
+    /// loses a point on its border; the border columns reach to infinity.
+    pub fn column_span(&self, k: usize, i: usize) -> (f64, f64) {
+        if self.cells[k] == 1 {
+            return (f64::NEG_INFINITY, f64::INFINITY);
+        }
+        let cell = 1.0 / self.inv_cell[k];
+        let margin = cell * 1e-6;
+        let lo = if i == 0 {
+            f64::NEG_INFINITY
+        } else {
+            let lo = self.origin[k] + i as f64 * cell;
+            lo - margin - lo.abs() * 1e-9
+        };
+        let hi = if i + 1 == self.cells[k] {
+            f64::INFINITY
+        } else {
+            let hi = self.origin[k] + (i + 1) as f64 * cell;
+            hi + margin + hi.abs() * 1e-9
+        };
+        (lo, hi)
+    }
+
     /// The columns `aabb` covers.
     #[inline]
     pub fn range(&self, aabb: &Aabb) -> ColumnRange {

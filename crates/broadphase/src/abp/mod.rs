@@ -20,10 +20,15 @@
 
 mod layout;
 
+use std::collections::HashSet;
+use std::ops::ControlFlow;
+
+use crate::encode::encode;
 use crate::pairs::{key_slots, pair_key};
 use crate::prune::{bipartite, complete, BoxList, EncodedBox};
+use crate::query::{forward_queries, segment_bounds, Ray, SpatialIndex};
 use crate::store::{forward_to_store, Store};
-use crate::{Algorithm, BroadPhase, Config, Error, Pair, PairEvents, Stats};
+use crate::{Aabb, Algorithm, BroadPhase, Config, Error, Pair, PairEvents, Stats};
 pub use layout::AbpSettings;
 use layout::{is_home, ColumnRange, Layout};
 
@@ -453,8 +458,114 @@ fn sort_into(arrivals: &mut Vec<Arrival>, order: &mut Vec<u64>, list: &mut BoxLi
     arrivals.clear();
 }
 
+impl Abp {
+    /// Visits the boxes of column `(u, v)` that may overlap `q`; `home` says, from a box's
+    /// tag, whether this column is where the query reports it.
+    fn scan_column(
+        &self,
+        u: usize,
+        v: usize,
+        q: &Aabb,
+        home: &mut dyn FnMut(u32, u32) -> bool,
+        visit: &mut dyn FnMut(u32) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
+        let [x, a, b] = self.layout.axes;
+        let q_min_x = encode(q.min[x]);
+        let q_uv = [
+            encode(q.min[a]),
+            encode(q.min[b]),
+            encode(q.max[a]),
+            encode(q.max[b]),
+        ];
+        let col = &self.columns[self.layout.index(u, v)];
+        for list in [&col.fixed, &col.dynamic] {
+            for i in list.sweep_range(q.min[x], q.max[x]) {
+                let uv = list.uv(i);
+                let hit = list.max_x(i) >= q_min_x
+                    && uv[0] <= q_uv[2]
+                    && q_uv[0] <= uv[2]
+                    && uv[1] <= q_uv[3]
+                    && q_uv[1] <= uv[3];
+                if hit && home(list.tag(i), list.id(i)) {
+                    visit(list.id(i))?;
+                }
+            }
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+impl SpatialIndex for Abp {
+    /// The columns the box covers, binary-searched on the sweep axis; a box in several of
+    /// them is visited in the first the query covers.
+    fn candidates(
+        &self,
+        bounds: &Aabb,
+        visit: &mut dyn FnMut(u32) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
+        let r = self.layout.range(bounds);
+        for u in r.u0..=r.u1 {
+            for v in r.v0..=r.v1 {
+                let mut home =
+                    |tag: u32, _id: u32| is_home(u32::from(u), u32::from(v), tag, r.home_tag());
+                self.scan_column(usize::from(u), usize::from(v), bounds, &mut home, visit)?;
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// The columns the ray crosses, each searched over the stretch of the ray inside it.
+    fn ray_candidates(
+        &self,
+        ray: &Ray,
+        max_t: f32,
+        world: &Aabb,
+        visit: &mut dyn FnMut(u32) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
+        let Some(segment) = segment_bounds(ray, max_t, world) else {
+            return ControlFlow::Continue(());
+        };
+        let [_, a, b] = self.layout.axes;
+        let r = self.layout.range(&segment);
+        // Boxes straddling several columns may be met in more than one.
+        let mut seen: HashSet<u32> = HashSet::new();
+        for u in r.u0..=r.u1 {
+            for v in r.v0..=r.v1 {
+                let (u, v) = (usize::from(u), usize::from(v));
+                let mut column = *world;
+                for (k, axis, i) in [(0, a, u), (1, b, v)] {
+                    let (lo, hi) = self.layout.column_span(k, i);
+                    column.min[axis] = column.min[axis].max(lo as f32);
+                    column.max[axis] = column.max[axis].min(hi as f32);
+                }
+                if !column.is_valid() {
+                    continue;
+                }
+                let Some(stretch) = segment_bounds(ray, max_t, &column) else {
+                    continue;
+                };
+                // Rounding of the ray's points: a relative hair more all round.
+                let pad = stretch
+                    .min
+                    .iter()
+                    .chain(&stretch.max)
+                    .fold(0.0f32, |m, c| m.max(c.abs()))
+                    * 1e-6;
+                let stretch = stretch.inflated(pad + f32::MIN_POSITIVE);
+                let ranges = &self.ranges;
+                let mut home = |_tag: u32, id: u32| {
+                    ranges.get(id as usize).is_some_and(|r| r.count() == 1) || seen.insert(id)
+                };
+                self.scan_column(u, v, &stretch, &mut home, visit)?;
+            }
+        }
+        ControlFlow::Continue(())
+    }
+}
+
 impl BroadPhase for Abp {
     forward_to_store!();
+    forward_queries!();
 
     fn algorithm(&self) -> Algorithm {
         Algorithm::Abp

@@ -1,0 +1,767 @@
+//! Spatial queries: the shapes, their exact tests, and the one driver every algorithm shares.
+//!
+//! An algorithm only says which proxies *may* match a query (its [`SpatialIndex`]: a tree's
+//! nodes, a grid's cells, sorted axes); the driver here tests each candidate exactly against the
+//! proxy's current box, applies the layer mask, and also visits the proxies changed since the
+//! last update, whose boxes the structures do not hold yet. So every algorithm answers exactly
+//! what [`BruteForce`](crate::BruteForce) answers, never a stale or widened box.
+//!
+//! The tests are written so that a box containing another box passes whenever the inner one
+//! does: culling with node or cell bounds through the same functions never loses a hit.
+
+use std::ops::ControlFlow;
+
+use crate::store::Store;
+use crate::{Aabb, Error, LayerMask, ProxyId};
+
+/// A ray: the points `origin + t * dir` for `t >= 0`. `dir` need not be normalised; `t` is in
+/// units of `dir`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Ray {
+    /// Where the ray starts.
+    pub origin: [f32; 3],
+    /// Its direction; a zero direction makes the ray a point.
+    pub dir: [f32; 3],
+}
+
+impl Ray {
+    /// The ray from `origin` along `dir`.
+    #[must_use]
+    pub const fn new(origin: [f32; 3], dir: [f32; 3]) -> Self {
+        Self { origin, dir }
+    }
+
+    /// The point at `t`.
+    #[must_use]
+    pub fn at(&self, t: f32) -> [f32; 3] {
+        std::array::from_fn(|i| self.origin[i] + t * self.dir[i])
+    }
+}
+
+/// A proxy hit by a ray: `t` is where the ray enters its box (0 when it starts inside).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RayHit {
+    /// The proxy.
+    pub id: ProxyId,
+    /// The entry parameter along the ray.
+    pub t: f32,
+}
+
+/// A proxy hit by a moving box: `t` in `[0, 1]` is the fraction of the motion at first contact.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CastHit {
+    /// The proxy.
+    pub id: ProxyId,
+    /// The time of impact, 0 when the box overlaps it at the start.
+    pub t: f32,
+}
+
+/// An oriented box: `center`, `half_extents` along its own axes, and the rotation from its
+/// axes to the world's as a quaternion `[x, y, z, w]` (normalised by the query).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Obb {
+    /// The centre.
+    pub center: [f32; 3],
+    /// Half the size along each of the box's axes (zero allowed).
+    pub half_extents: [f32; 3],
+    /// The rotation, `[x, y, z, w]`.
+    pub rotation: [f32; 4],
+}
+
+fn invalid(name: &'static str, value: f32, expected: &'static str) -> Error {
+    Error::InvalidParameter {
+        name,
+        value: f64::from(value),
+        expected,
+    }
+}
+
+fn check_finite(name: &'static str, v: &[f32]) -> Result<(), Error> {
+    match v.iter().find(|x| !x.is_finite()) {
+        Some(&bad) => Err(invalid(name, bad, "a finite value")),
+        None => Ok(()),
+    }
+}
+
+/// The entry parameter of `ray` into `aabb`, if it enters at some `t` in `[0, max_t]`.
+///
+/// The slab method, with the axes the ray is parallel to handled apart (the ray must then lie
+/// within the slab) so that no `0 * inf` appears.
+#[must_use]
+pub fn ray_aabb(ray: &Ray, max_t: f32, aabb: &Aabb) -> Option<f32> {
+    let (mut t0, mut t1) = (0.0f32, max_t);
+    for i in 0..3 {
+        let (o, d) = (ray.origin[i], ray.dir[i]);
+        if d == 0.0 {
+            if o < aabb.min[i] || o > aabb.max[i] {
+                return None;
+            }
+        } else {
+            let ta = (aabb.min[i] - o) / d;
+            let tb = (aabb.max[i] - o) / d;
+            let (lo, hi) = if ta <= tb { (ta, tb) } else { (tb, ta) };
+            t0 = t0.max(lo);
+            t1 = t1.min(hi);
+            if t0 > t1 {
+                return None;
+            }
+        }
+    }
+    Some(t0)
+}
+
+/// The squared distance from `p` to `aabb` (0 inside).
+#[must_use]
+pub fn distance_squared(p: [f32; 3], aabb: &Aabb) -> f32 {
+    let mut d2 = 0.0f32;
+    for i in 0..3 {
+        let e = if p[i] < aabb.min[i] {
+            aabb.min[i] - p[i]
+        } else if p[i] > aabb.max[i] {
+            p[i] - aabb.max[i]
+        } else {
+            0.0
+        };
+        d2 += e * e;
+    }
+    d2
+}
+
+/// Whether the ball of `radius` around `center` touches `aabb`.
+#[must_use]
+pub fn sphere_aabb(center: [f32; 3], radius: f32, aabb: &Aabb) -> bool {
+    distance_squared(center, aabb) <= radius * radius
+}
+
+/// The first time `t` in `[0, 1]` at which `moving`, translated by `t * motion`, overlaps
+/// `target`: per axis, overlap at `t` means `target.min - moving.max <= t * motion <=
+/// target.max - moving.min`.
+#[must_use]
+pub fn box_cast_aabb(moving: &Aabb, motion: [f32; 3], target: &Aabb) -> Option<f32> {
+    let (mut t0, mut t1) = (0.0f32, 1.0f32);
+    for i in 0..3 {
+        let lo_gap = target.min[i] - moving.max[i];
+        let hi_gap = target.max[i] - moving.min[i];
+        let m = motion[i];
+        if m == 0.0 {
+            if lo_gap > 0.0 || hi_gap < 0.0 {
+                return None;
+            }
+        } else {
+            let ta = lo_gap / m;
+            let tb = hi_gap / m;
+            let (lo, hi) = if ta <= tb { (ta, tb) } else { (tb, ta) };
+            t0 = t0.max(lo);
+            t1 = t1.min(hi);
+            if t0 > t1 {
+                return None;
+            }
+        }
+    }
+    Some(t0)
+}
+
+/// An [`Obb`] ready for tests: its rotation matrix, and its world bounds.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PreparedObb {
+    center: [f32; 3],
+    half: [f32; 3],
+    /// `axes[j]` is the box's j-th axis in world coordinates.
+    axes: [[f32; 3]; 3],
+    /// The world box holding the oriented box: the three world-axis tests of the separating
+    /// axis theorem, which culling reuses.
+    pub bounds: Aabb,
+}
+
+impl PreparedObb {
+    /// Checks and prepares `obb`.
+    pub(crate) fn new(obb: &Obb) -> Result<Self, Error> {
+        check_finite("obb center", &obb.center)?;
+        check_finite("obb half extent", &obb.half_extents)?;
+        check_finite("obb rotation", &obb.rotation)?;
+        if let Some(&h) = obb.half_extents.iter().find(|h| **h < 0.0) {
+            return Err(invalid("obb half extent", h, "a value >= 0"));
+        }
+        let [x, y, z, w] = obb.rotation.map(f64::from);
+        let norm = (x * x + y * y + z * z + w * w).sqrt();
+        if !norm.is_finite() || norm <= 1e-12 {
+            return Err(invalid(
+                "obb rotation length",
+                norm as f32,
+                "a non-zero quaternion",
+            ));
+        }
+        let (x, y, z, w) = (x / norm, y / norm, z / norm, w / norm);
+        // Columns of the rotation matrix: the images of the box's x, y and z axes.
+        let m = [
+            [
+                1.0 - 2.0 * (y * y + z * z),
+                2.0 * (x * y + w * z),
+                2.0 * (x * z - w * y),
+            ],
+            [
+                2.0 * (x * y - w * z),
+                1.0 - 2.0 * (x * x + z * z),
+                2.0 * (y * z + w * x),
+            ],
+            [
+                2.0 * (x * z + w * y),
+                2.0 * (y * z - w * x),
+                1.0 - 2.0 * (x * x + y * y),
+            ],
+        ];
+        let axes = m.map(|col| col.map(|v| v as f32));
+        let mut bounds = Aabb::point(obb.center);
+        for i in 0..3 {
+            let ext: f32 = (0..3).map(|j| axes[j][i].abs() * obb.half_extents[j]).sum();
+            bounds.min[i] = obb.center[i] - ext;
+            bounds.max[i] = obb.center[i] + ext;
+        }
+        if !bounds.is_valid() {
+            return Err(invalid(
+                "obb extent",
+                f32::INFINITY,
+                "an oriented box within the finite range",
+            ));
+        }
+        Ok(Self {
+            center: obb.center,
+            half: obb.half_extents,
+            axes,
+            bounds,
+        })
+    }
+
+    /// The separating-axis test against `aabb`: the world axes through `bounds`, then the
+    /// box's three axes and the nine edge cross products (each widened by a small epsilon so
+    /// that parallel edges, whose cross product vanishes, never separate wrongly).
+    pub(crate) fn overlaps(&self, aabb: &Aabb) -> bool {
+        if !self.bounds.overlaps(aabb) {
+            return false;
+        }
+        const EPS: f32 = 1e-6;
+        let a = aabb.center();
+        let e = aabb.extents().map(|v| 0.5 * v);
+        let t: [f32; 3] = std::array::from_fn(|i| self.center[i] - a[i]);
+        // r[i][j] = world axis i · box axis j; abs with the epsilon.
+        let r: [[f32; 3]; 3] = std::array::from_fn(|i| std::array::from_fn(|j| self.axes[j][i]));
+        let ar: [[f32; 3]; 3] = r.map(|row| row.map(|v| v.abs() + EPS));
+        let h = self.half;
+        // The box's own axes.
+        for j in 0..3 {
+            let dist = (t[0] * r[0][j] + t[1] * r[1][j] + t[2] * r[2][j]).abs();
+            let ra = e[0] * ar[0][j] + e[1] * ar[1][j] + e[2] * ar[2][j];
+            if dist > ra + h[j] {
+                return false;
+            }
+        }
+        // World axis i × box axis j.
+        for i in 0..3 {
+            let (i1, i2) = ((i + 1) % 3, (i + 2) % 3);
+            for j in 0..3 {
+                let (j1, j2) = ((j + 1) % 3, (j + 2) % 3);
+                let dist = (t[i2] * r[i1][j] - t[i1] * r[i2][j]).abs();
+                let ra = e[i1] * ar[i2][j] + e[i2] * ar[i1][j];
+                let rb = h[j1] * ar[i][j2] + h[j2] * ar[i][j1];
+                if dist > ra + rb {
+                    return false;
+                }
+            }
+        }
+        true
+    }
+}
+
+/// What an algorithm's structure offers the query driver.
+pub(crate) trait SpatialIndex {
+    /// Visits, once each, every slot the structure holds whose box (as the structure last saw
+    /// it) may overlap `bounds`; extra slots are allowed. Stops when `visit` breaks.
+    fn candidates(
+        &self,
+        bounds: &Aabb,
+        visit: &mut dyn FnMut(u32) -> ControlFlow<()>,
+    ) -> ControlFlow<()>;
+
+    /// Visits, once each, every slot whose box may be hit by `ray` within `max_t`. The default
+    /// uses the bounds of the segment, or of the ray clipped to `world` when `max_t` is
+    /// infinite; trees and grids walk along the ray instead.
+    fn ray_candidates(
+        &self,
+        ray: &Ray,
+        max_t: f32,
+        world: &Aabb,
+        visit: &mut dyn FnMut(u32) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
+        match segment_bounds(ray, max_t, world) {
+            Some(b) => self.candidates(&b, visit),
+            None => ControlFlow::Continue(()),
+        }
+    }
+}
+
+/// The bounds of the part of `ray` with `t` in `[0, max_t]` that lies in `world`.
+pub(crate) fn segment_bounds(ray: &Ray, max_t: f32, world: &Aabb) -> Option<Aabb> {
+    let t_in = ray_aabb(ray, max_t, world)?;
+    // The exit: the smallest slab exit, capped by max_t.
+    let mut t_out = max_t;
+    for i in 0..3 {
+        let d = ray.dir[i];
+        if d != 0.0 {
+            let ta = (world.min[i] - ray.origin[i]) / d;
+            let tb = (world.max[i] - ray.origin[i]) / d;
+            t_out = t_out.min(ta.max(tb));
+        }
+    }
+    let (a, b) = (ray.at(t_in), ray.at(t_out));
+    // Rounding of `origin + t * dir` may land a hair outside: clamp to the world's bounds,
+    // which hold every box the structure could report.
+    let mut out = Aabb::new(
+        std::array::from_fn(|i| a[i].min(b[i])),
+        std::array::from_fn(|i| a[i].max(b[i])),
+    );
+    for i in 0..3 {
+        if ray.dir[i] == 0.0 {
+            out.min[i] = ray.origin[i];
+            out.max[i] = ray.origin[i];
+        }
+        out.min[i] = out.min[i].max(world.min[i]);
+        out.max[i] = out.max[i].min(world.max[i]);
+        if out.min[i] > out.max[i] {
+            // A sliver lost to rounding: fall back to the whole extent of the world on it.
+            out.min[i] = world.min[i];
+            out.max[i] = world.max[i];
+        }
+    }
+    Some(out)
+}
+
+/// Runs one query: the structure's candidates that did not change since the last update, then
+/// the changed proxies, each tested by `hit` against its current box and filtered by `mask`.
+fn drive(
+    store: &Store,
+    index: &dyn SpatialIndex,
+    bounds: Option<&Aabb>,
+    ray: Option<(&Ray, f32)>,
+    mask: LayerMask,
+    hit: &mut dyn FnMut(u32, &Aabb) -> ControlFlow<()>,
+) {
+    let mut test = |slot: u32| -> ControlFlow<()> {
+        let s = slot as usize;
+        if !store.is_alive(s) || !mask.contains(store.desc_at(s).layer) {
+            return ControlFlow::Continue(());
+        }
+        hit(slot, store.aabb_at(s))
+    };
+    let mut from_structure = |slot: u32| {
+        // Changed proxies are visited below, with their current boxes.
+        if store.is_dirty(slot as usize) {
+            ControlFlow::Continue(())
+        } else {
+            test(slot)
+        }
+    };
+    let flow = match (ray, bounds) {
+        (Some((ray, max_t)), _) => match store.bounds() {
+            Some(world) => index.ray_candidates(ray, max_t, &world, &mut from_structure),
+            None => ControlFlow::Continue(()),
+        },
+        (None, Some(b)) => index.candidates(b, &mut from_structure),
+        (None, None) => ControlFlow::Continue(()),
+    };
+    if flow.is_break() {
+        return;
+    }
+    for &slot in store.dirty() {
+        if test(slot).is_break() {
+            return;
+        }
+    }
+}
+
+pub(crate) fn query_aabb(
+    store: &Store,
+    index: &dyn SpatialIndex,
+    aabb: &Aabb,
+    mask: LayerMask,
+    visit: &mut dyn FnMut(ProxyId) -> ControlFlow<()>,
+) -> Result<(), Error> {
+    aabb.validate()?;
+    drive(store, index, Some(aabb), None, mask, &mut |slot, b| {
+        if b.overlaps(aabb) {
+            visit(store.id_at(slot as usize))
+        } else {
+            ControlFlow::Continue(())
+        }
+    });
+    Ok(())
+}
+
+pub(crate) fn query_point(
+    store: &Store,
+    index: &dyn SpatialIndex,
+    p: [f32; 3],
+    mask: LayerMask,
+    visit: &mut dyn FnMut(ProxyId) -> ControlFlow<()>,
+) -> Result<(), Error> {
+    check_finite("query point", &p)?;
+    query_aabb(store, index, &Aabb::point(p), mask, visit)
+}
+
+pub(crate) fn query_sphere(
+    store: &Store,
+    index: &dyn SpatialIndex,
+    center: [f32; 3],
+    radius: f32,
+    mask: LayerMask,
+    visit: &mut dyn FnMut(ProxyId) -> ControlFlow<()>,
+) -> Result<(), Error> {
+    check_finite("sphere center", &center)?;
+    if !radius.is_finite() || radius < 0.0 {
+        return Err(invalid("sphere radius", radius, "a finite value >= 0"));
+    }
+    let bounds = Aabb::point(center).inflated(radius);
+    if !bounds.is_valid() {
+        return Err(invalid(
+            "sphere radius",
+            radius,
+            "a sphere within the finite range",
+        ));
+    }
+    drive(store, index, Some(&bounds), None, mask, &mut |slot, b| {
+        if sphere_aabb(center, radius, b) {
+            visit(store.id_at(slot as usize))
+        } else {
+            ControlFlow::Continue(())
+        }
+    });
+    Ok(())
+}
+
+pub(crate) fn query_obb(
+    store: &Store,
+    index: &dyn SpatialIndex,
+    obb: &Obb,
+    mask: LayerMask,
+    visit: &mut dyn FnMut(ProxyId) -> ControlFlow<()>,
+) -> Result<(), Error> {
+    let obb = PreparedObb::new(obb)?;
+    drive(
+        store,
+        index,
+        Some(&obb.bounds),
+        None,
+        mask,
+        &mut |slot, b| {
+            if obb.overlaps(b) {
+                visit(store.id_at(slot as usize))
+            } else {
+                ControlFlow::Continue(())
+            }
+        },
+    );
+    Ok(())
+}
+
+fn check_ray(ray: &Ray, max_t: f32) -> Result<(), Error> {
+    check_finite("ray origin", &ray.origin)?;
+    check_finite("ray direction", &ray.dir)?;
+    if max_t.is_nan() || max_t < 0.0 {
+        return Err(invalid(
+            "ray max_t",
+            max_t,
+            "a value >= 0 (may be infinite)",
+        ));
+    }
+    Ok(())
+}
+
+pub(crate) fn ray_cast(
+    store: &Store,
+    index: &dyn SpatialIndex,
+    ray: &Ray,
+    max_t: f32,
+    mask: LayerMask,
+    visit: &mut dyn FnMut(RayHit) -> ControlFlow<()>,
+) -> Result<(), Error> {
+    check_ray(ray, max_t)?;
+    drive(
+        store,
+        index,
+        None,
+        Some((ray, max_t)),
+        mask,
+        &mut |slot, b| match ray_aabb(ray, max_t, b) {
+            Some(t) => visit(RayHit {
+                id: store.id_at(slot as usize),
+                t,
+            }),
+            None => ControlFlow::Continue(()),
+        },
+    );
+    Ok(())
+}
+
+pub(crate) fn box_cast(
+    store: &Store,
+    index: &dyn SpatialIndex,
+    aabb: &Aabb,
+    motion: [f32; 3],
+    mask: LayerMask,
+    visit: &mut dyn FnMut(CastHit) -> ControlFlow<()>,
+) -> Result<(), Error> {
+    aabb.validate()?;
+    check_finite("box cast motion", &motion)?;
+    let swept = aabb.swept(motion, 1.0);
+    if !swept.is_valid() {
+        return Err(invalid(
+            "box cast motion",
+            f32::INFINITY,
+            "a sweep within the finite range",
+        ));
+    }
+    drive(
+        store,
+        index,
+        Some(&swept),
+        None,
+        mask,
+        &mut |slot, b| match box_cast_aabb(aabb, motion, b) {
+            Some(t) => visit(CastHit {
+                id: store.id_at(slot as usize),
+                t,
+            }),
+            None => ControlFlow::Continue(()),
+        },
+    );
+    Ok(())
+}
+
+/// The `k` proxies nearest to `p` by box distance, closest first (ties by id).
+///
+/// Searches cubes of doubling half-size around `p`: once `k` proxies lie within the cube's
+/// half-size, every closer proxy overlaps the cube and has been seen.
+pub(crate) fn nearest(
+    store: &Store,
+    index: &dyn SpatialIndex,
+    p: [f32; 3],
+    k: usize,
+    mask: LayerMask,
+) -> Result<Vec<(ProxyId, f32)>, Error> {
+    check_finite("nearest point", &p)?;
+    let Some(world) = store.bounds() else {
+        return Ok(Vec::new());
+    };
+    if k == 0 {
+        return Ok(Vec::new());
+    }
+    // Start from the spacing a uniform population would have, and at least the typical box.
+    let ext = world.extents();
+    let volume = f64::from(ext[0]) * f64::from(ext[1]) * f64::from(ext[2]);
+    let n = store.len().max(1) as f64;
+    let mut r = ((volume * k as f64 / n).cbrt() as f32 * 0.5).max(f32::MIN_POSITIVE);
+    let mut found: Vec<(f32, ProxyId)> = Vec::new();
+    loop {
+        let cube = Aabb::point(p).inflated(r);
+        let covers_world = !cube.is_valid() || cube.contains(&world);
+        let bounds = if cube.is_valid() {
+            cube
+        } else {
+            world.union(&Aabb::point(p))
+        };
+        found.clear();
+        drive(store, index, Some(&bounds), None, mask, &mut |slot, b| {
+            found.push((distance_squared(p, b), store.id_at(slot as usize)));
+            ControlFlow::Continue(())
+        });
+        found.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        // With r² infinite, boxes whose distance overflows would count as inside: search on
+        // until the cube covers the world instead.
+        let enough = found.len() >= k && found[k - 1].0 <= r * r && (r * r).is_finite();
+        if enough || covers_world {
+            found.truncate(k);
+            return Ok(found.into_iter().map(|(d2, id)| (id, d2.sqrt())).collect());
+        }
+        r *= 2.0;
+    }
+}
+
+/// Implements the query methods of `BroadPhase` for a type with a `store` field that is its
+/// own [`SpatialIndex`].
+macro_rules! forward_queries {
+    () => {
+        fn query_aabb(
+            &self,
+            aabb: $crate::Aabb,
+            mask: $crate::LayerMask,
+            visit: &mut dyn FnMut($crate::ProxyId) -> ::std::ops::ControlFlow<()>,
+        ) -> Result<(), $crate::Error> {
+            $crate::query::query_aabb(&self.store, self, &aabb, mask, visit)
+        }
+
+        fn query_point(
+            &self,
+            p: [f32; 3],
+            mask: $crate::LayerMask,
+            visit: &mut dyn FnMut($crate::ProxyId) -> ::std::ops::ControlFlow<()>,
+        ) -> Result<(), $crate::Error> {
+            $crate::query::query_point(&self.store, self, p, mask, visit)
+        }
+
+        fn query_sphere(
+            &self,
+            center: [f32; 3],
+            radius: f32,
+            mask: $crate::LayerMask,
+            visit: &mut dyn FnMut($crate::ProxyId) -> ::std::ops::ControlFlow<()>,
+        ) -> Result<(), $crate::Error> {
+            $crate::query::query_sphere(&self.store, self, center, radius, mask, visit)
+        }
+
+        fn query_obb(
+            &self,
+            obb: &$crate::Obb,
+            mask: $crate::LayerMask,
+            visit: &mut dyn FnMut($crate::ProxyId) -> ::std::ops::ControlFlow<()>,
+        ) -> Result<(), $crate::Error> {
+            $crate::query::query_obb(&self.store, self, obb, mask, visit)
+        }
+
+        fn ray_cast(
+            &self,
+            ray: &$crate::Ray,
+            max_t: f32,
+            mask: $crate::LayerMask,
+            visit: &mut dyn FnMut($crate::RayHit) -> ::std::ops::ControlFlow<()>,
+        ) -> Result<(), $crate::Error> {
+            $crate::query::ray_cast(&self.store, self, ray, max_t, mask, visit)
+        }
+
+        fn box_cast(
+            &self,
+            aabb: $crate::Aabb,
+            motion: [f32; 3],
+            mask: $crate::LayerMask,
+            visit: &mut dyn FnMut($crate::CastHit) -> ::std::ops::ControlFlow<()>,
+        ) -> Result<(), $crate::Error> {
+            $crate::query::box_cast(&self.store, self, &aabb, motion, mask, visit)
+        }
+
+        fn nearest(
+            &self,
+            p: [f32; 3],
+            k: usize,
+            mask: $crate::LayerMask,
+        ) -> Result<Vec<($crate::ProxyId, f32)>, $crate::Error> {
+            $crate::query::nearest(&self.store, self, p, k, mask)
+        }
+    };
+}
+pub(crate) use forward_queries;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unit() -> Aabb {
+        Aabb::new([0.0; 3], [1.0; 3])
+    }
+
+    #[test]
+    fn rays() {
+        let b = unit();
+        let r = Ray::new([-1.0, 0.5, 0.5], [1.0, 0.0, 0.0]);
+        assert_eq!(ray_aabb(&r, 10.0, &b), Some(1.0));
+        assert_eq!(ray_aabb(&r, 0.5, &b), None);
+        // Starting inside: t = 0.
+        assert_eq!(
+            ray_aabb(&Ray::new([0.5; 3], [0.0, 1.0, 0.0]), 1.0, &b),
+            Some(0.0)
+        );
+        // Parallel to a face, outside its slab: never hits.
+        assert_eq!(
+            ray_aabb(&Ray::new([-1.0, 2.0, 0.5], [1.0, 0.0, 0.0]), 9.0, &b),
+            None
+        );
+        // Grazing an edge: boxes are closed.
+        assert_eq!(
+            ray_aabb(&Ray::new([-1.0, 1.0, 1.0], [1.0, 0.0, 0.0]), 9.0, &b),
+            Some(1.0)
+        );
+        // Zero direction: a point.
+        assert_eq!(ray_aabb(&Ray::new([0.5; 3], [0.0; 3]), 0.0, &b), Some(0.0));
+        assert_eq!(ray_aabb(&Ray::new([2.0; 3], [0.0; 3]), 5.0, &b), None);
+        // Pointing away.
+        assert_eq!(
+            ray_aabb(
+                &Ray::new([2.0, 0.5, 0.5], [1.0, 0.0, 0.0]),
+                f32::INFINITY,
+                &b
+            ),
+            None
+        );
+    }
+
+    #[test]
+    fn spheres_and_casts() {
+        let b = unit();
+        assert!(sphere_aabb([2.0, 0.5, 0.5], 1.0, &b));
+        assert!(!sphere_aabb([2.0, 2.0, 0.5], 1.0, &b));
+        assert!(sphere_aabb([0.5; 3], 0.0, &b));
+        let mover = Aabb::new([-3.0, 0.0, 0.0], [-2.0, 1.0, 1.0]);
+        assert_eq!(box_cast_aabb(&mover, [4.0, 0.0, 0.0], &b), Some(0.5));
+        assert_eq!(box_cast_aabb(&mover, [1.0, 0.0, 0.0], &b), None);
+        assert_eq!(box_cast_aabb(&b, [0.0; 3], &b), Some(0.0));
+    }
+
+    #[test]
+    fn oriented_boxes() -> Result<(), Error> {
+        let b = unit();
+        // A unit cube turned 45° about z beside the unit box's (1, 1) edge: its bounds reach
+        // 0.893 on x and y, but its near face is the plane x + y = 2.493.
+        let (sin, cos) = std::f32::consts::FRAC_PI_8.sin_cos();
+        let turned = Obb {
+            center: [1.6, 1.6, 0.5],
+            half_extents: [0.5; 3],
+            rotation: [0.0, 0.0, sin, cos],
+        };
+        let p = PreparedObb::new(&turned)?;
+        assert!(!p.overlaps(&b), "bounds overlap, the rotated box does not");
+        assert!(p.bounds.overlaps(&b));
+        let closer = Obb {
+            center: [1.2, 1.2, 0.5],
+            ..turned
+        };
+        assert!(PreparedObb::new(&closer)?.overlaps(&b));
+        // Identity rotation: the same as the box test.
+        let ident = Obb {
+            center: [1.5; 3],
+            half_extents: [0.5; 3],
+            rotation: [0.0, 0.0, 0.0, 1.0],
+        };
+        assert!(PreparedObb::new(&ident)?.overlaps(&b));
+        let bad = Obb {
+            rotation: [0.0; 4],
+            ..ident
+        };
+        assert!(PreparedObb::new(&bad).is_err());
+        Ok(())
+    }
+
+    #[test]
+    fn superset_boxes_never_cull_a_hit() {
+        // The property culling relies on, over a few hand-picked cases per test.
+        let inner = Aabb::new([1.0, 2.0, 3.0], [1.5, 2.5, 3.5]);
+        let outer = inner.inflated(0.75);
+        let ray = Ray::new([-4.0, -3.0, 1.0], [1.0, 1.0, 0.4]);
+        if let Some(t) = ray_aabb(&ray, 100.0, &inner) {
+            assert!(ray_aabb(&ray, 100.0, &outer).is_some_and(|u| u <= t));
+        }
+        assert!(
+            distance_squared([9.0, 9.0, 9.0], &outer) <= distance_squared([9.0, 9.0, 9.0], &inner)
+        );
+        let mover = Aabb::new([-3.0; 3], [-2.5; 3]);
+        if let Some(t) = box_cast_aabb(&mover, [6.0, 7.0, 8.0], &inner) {
+            assert!(box_cast_aabb(&mover, [6.0, 7.0, 8.0], &outer).is_some_and(|u| u <= t));
+        }
+    }
+}
