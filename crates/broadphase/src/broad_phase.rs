@@ -23,11 +23,14 @@ pub const MAX_PROXIES: usize = 1 << 24;
 /// Queries take `&self` and are exact against the boxes as last set, including changes not yet
 /// brought in by an update: they never report a proxy whose box misses the query. A visitor
 /// returns [`ControlFlow::Break`] to stop early. Results come in an unspecified but deterministic
-/// order. Every concrete type is `Sync`: queries may run from many threads at once while no
-/// mutation runs.
+/// order.
+///
+/// Threads: a broad phase is `Send` (move it to another thread) and `Sync`: queries, `pairs`,
+/// `aabb` and the other `&self` methods may run from many threads at once, while no mutation
+/// runs (the borrow checker enforces it). Each `update` may use rayon's threads internally.
 ///
 /// The trait is object-safe: [`crate::new`] returns a `Box<dyn BroadPhase>`.
-pub trait BroadPhase: Send {
+pub trait BroadPhase: Send + Sync {
     /// Which algorithm this is.
     fn algorithm(&self) -> Algorithm;
 
