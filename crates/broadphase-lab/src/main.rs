@@ -6,7 +6,10 @@
 use std::process::ExitCode;
 
 use broadphase::Algorithm;
+use std::sync::Arc;
+
 use broadphase_lab::run::{self, RunOptions, Verdict, VERIFY_ALL_UP_TO};
+use broadphase_lab::scene_file;
 use broadphase_lab::scenes::SceneKind;
 use clap::{Args, Parser, Subcommand};
 
@@ -60,6 +63,9 @@ struct RunArgs {
     /// Skip the comparison with BruteForce (for scenes too large to check quickly).
     #[arg(long)]
     no_verify: bool,
+    /// Run the objects of a scene file instead of a generated scene (format: `bplab list`).
+    #[arg(long, conflicts_with_all = ["scene", "n", "seed"])]
+    scene_file: Option<std::path::PathBuf>,
 }
 
 impl Default for RunArgs {
@@ -74,6 +80,7 @@ impl Default for RunArgs {
             threads: None,
             no_progress: false,
             no_verify: false,
+            scene_file: None,
         }
     }
 }
@@ -91,13 +98,32 @@ fn main() -> ExitCode {
             for a in Algorithm::ALL {
                 println!("  {} ({a:?})", a.cli_name());
             }
+            println!("scene files (--scene-file), one object per line, # comments:");
+            println!(
+                "  box <min x y z> <max x y z> [fixed] [layer L] [group G] [velocity vx vy vz]"
+            );
             ExitCode::SUCCESS
         }
     }
 }
 
 fn run_command(args: RunArgs) -> ExitCode {
-    let n = args.n as usize;
+    let file = match &args.scene_file {
+        None => None,
+        Some(path) => {
+            let parsed = std::fs::read_to_string(path)
+                .map_err(|e| e.to_string())
+                .and_then(|text| scene_file::parse(&text).map_err(|e| e.to_string()));
+            match parsed {
+                Ok(f) => Some(Arc::new(f)),
+                Err(e) => {
+                    eprintln!("bplab: {}: {e}", path.display());
+                    return ExitCode::from(2);
+                }
+            }
+        }
+    };
+    let n = file.as_ref().map_or(args.n as usize, |f| f.objects.len());
     let algorithms = if args.algo.is_empty() {
         Algorithm::ALL
             .iter()
@@ -116,6 +142,7 @@ fn run_command(args: RunArgs) -> ExitCode {
         samples: args.samples,
         progress: !args.no_progress,
         verify: !args.no_verify,
+        file,
     };
     let pool = match args.threads {
         Some(t) => rayon::ThreadPoolBuilder::new()

@@ -8,11 +8,13 @@
 //! scene's stepping.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use broadphase::{Algorithm, BroadPhase, BruteForce, Config, Error, Pair, ProxyId};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use crate::scene_file::SceneFile;
 use crate::scenes::{Frame, Scene, SceneKind};
 
 /// Up to this many boxes every frame is verified.
@@ -37,6 +39,18 @@ pub struct RunOptions {
     pub progress: bool,
     /// Whether to check the algorithms against `BruteForce` at all.
     pub verify: bool,
+    /// A scene read from a file, used instead of `scene`, `n` and `seed`.
+    pub file: Option<Arc<SceneFile>>,
+}
+
+impl RunOptions {
+    /// The scene at its start.
+    pub fn build_scene(&self) -> Scene {
+        match &self.file {
+            Some(file) => Scene::from_file(file),
+            None => Scene::new(self.scene, self.n, self.seed),
+        }
+    }
 }
 
 /// The expected events and pairs at one verified frame.
@@ -188,7 +202,7 @@ fn expectations(
     progress: &mut Progress,
 ) -> Result<BTreeMap<usize, Expected>, Error> {
     progress.stage("BruteForce");
-    let mut scene = Scene::new(opts.scene, opts.n, opts.seed);
+    let mut scene = opts.build_scene();
     let mut oracle = BruteForce::new(Config::default());
     let mut ids = oracle.insert_batch(&scene.initial())?;
     let mut out = BTreeMap::new();
@@ -255,7 +269,7 @@ fn run_one(
     progress: &mut Progress,
 ) -> Result<AlgoResult, Error> {
     progress.stage(&algorithm.to_string());
-    let mut scene = Scene::new(opts.scene, opts.n, opts.seed);
+    let mut scene = opts.build_scene();
     let initial = scene.initial();
     let mut bp = broadphase::new(algorithm, Config::default().with_capacity(opts.n));
     let t = Instant::now();
@@ -325,12 +339,14 @@ pub fn run(opts: &RunOptions) -> Result<Vec<AlgoResult>, Error> {
 
 /// The results as a table.
 pub fn table(opts: &RunOptions, results: &[AlgoResult]) -> String {
+    let scene = match &opts.file {
+        Some(_) => "from file".to_string(),
+        None => format!("{} · seed {}", opts.scene, opts.seed),
+    };
     let mut out = format!(
-        "scene {} · {} boxes · {} frames · seed {} · {} threads\n\n",
-        opts.scene,
+        "scene {scene} · {} boxes · {} frames · {} threads\n\n",
         opts.n,
         opts.frames,
-        opts.seed,
         rayon::current_num_threads()
     );
     let header = [
@@ -396,6 +412,29 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_scene_file_runs_and_verifies() {
+        let text = "box 0 0 0 1 1 1\nbox 2 0 0 3 1 1 velocity -0.25 0 0\nbox 0 5 0 9 6 1 fixed\n";
+        let file = crate::scene_file::parse(text).unwrap();
+        let opts = RunOptions {
+            scene: SceneKind::Uniform,
+            n: file.objects.len(),
+            frames: 8,
+            seed: 0,
+            algorithms: Algorithm::ALL.to_vec(),
+            samples: 2,
+            progress: false,
+            verify: true,
+            file: Some(Arc::new(file)),
+        };
+        let results = run(&opts).unwrap();
+        for r in &results {
+            assert_eq!(r.verdict, Verdict::Verified { frames: 9 }, "{r:?}");
+            // The mover touches the first box from frame 4 on (x = 2 - 0.25 t reaches 1).
+            assert_eq!((r.created, r.pairs), (1, 1), "{r:?}");
+        }
+    }
+
+    #[test]
     fn verified_frames_cover_build_and_samples() {
         assert_eq!(verified_frames(100, 3, 2), vec![0, 1, 2, 3]);
         assert_eq!(verified_frames(50_000, 100, 3), vec![0, 1, 33, 66, 100]);
@@ -413,6 +452,7 @@ mod tests {
                 samples: 2,
                 progress: false,
                 verify: true,
+                file: None,
             };
             let results = run(&opts).unwrap();
             for r in &results {

@@ -122,12 +122,15 @@ enum Motion {
     },
     /// Random steps of up to `step` per axis, kept inside the world.
     Walk(f32),
+    /// Constant velocity, no walls (scene files).
+    Drift([f32; 3]),
 }
 
 /// A scene in progress.
 #[derive(Clone, Debug)]
 pub struct Scene {
-    kind: SceneKind,
+    /// `None` for a scene read from a file.
+    kind: Option<SceneKind>,
     frame: u64,
     rng: Pcg64Mcg,
     /// The world cube's side; objects stay in `[offset, offset + side]` (teleports too).
@@ -138,6 +141,8 @@ pub struct Scene {
     halves: Vec<[f32; 3]>,
     motions: Vec<Motion>,
     descs: Vec<ProxyDesc>,
+    /// A file scene's boxes at frame 0, kept exactly as written (empty otherwise).
+    file_boxes: Vec<Aabb>,
 }
 
 /// Side of a cube holding `n` boxes of mean size `mean` with about `neighbours` overlaps each:
@@ -151,7 +156,7 @@ impl Scene {
     pub fn new(kind: SceneKind, n: usize, seed: u64) -> Self {
         let mut rng = Pcg64Mcg::seed_from_u64(seed ^ 0x5EED_0000_B0B0_0000);
         let mut s = Scene {
-            kind,
+            kind: Some(kind),
             frame: 0,
             rng: rng.clone(),
             side: 1.0,
@@ -160,6 +165,7 @@ impl Scene {
             halves: Vec::with_capacity(n),
             motions: Vec::with_capacity(n),
             descs: Vec::with_capacity(n),
+            file_boxes: Vec::new(),
         };
         match kind {
             SceneKind::Uniform
@@ -277,8 +283,37 @@ impl Scene {
         self.push(centre, half, motion, desc);
     }
 
-    /// The scene's kind.
-    pub fn kind(&self) -> SceneKind {
+    /// A scene of the objects of a scene file: those with a velocity move by it each frame.
+    pub fn from_file(file: &crate::scene_file::SceneFile) -> Self {
+        let mut s = Scene {
+            kind: None,
+            frame: 0,
+            rng: Pcg64Mcg::seed_from_u64(0),
+            side: 1.0,
+            offset: 0.0,
+            centers: Vec::with_capacity(file.objects.len()),
+            halves: Vec::with_capacity(file.objects.len()),
+            motions: Vec::with_capacity(file.objects.len()),
+            descs: Vec::with_capacity(file.objects.len()),
+            file_boxes: Vec::with_capacity(file.objects.len()),
+        };
+        for o in &file.objects {
+            let motion = if o.velocity == [0.0; 3] {
+                Motion::Still
+            } else {
+                Motion::Drift(o.velocity)
+            };
+            s.centers.push(o.aabb.center());
+            s.halves.push([0.0; 3]);
+            s.motions.push(motion);
+            s.descs.push(o.desc);
+            s.file_boxes.push(o.aabb);
+        }
+        s
+    }
+
+    /// The scene's kind (`None` for a scene read from a file).
+    pub fn kind(&self) -> Option<SceneKind> {
         self.kind
     }
 
@@ -299,6 +334,14 @@ impl Scene {
 
     /// The current box of object `i`.
     pub fn aabb(&self, i: usize) -> Aabb {
+        if let (Some(b), Motion::Drift(v)) = (self.file_boxes.get(i), self.motions[i]) {
+            // Written boxes move by whole frames of their velocity; frame 0 is exact.
+            let t = self.frame as f32;
+            return b.translated(v.map(|x| x * t));
+        }
+        if let Some(b) = self.file_boxes.get(i) {
+            return *b;
+        }
         let (c, h) = (self.centers[i], self.halves[i]);
         Aabb::new(
             std::array::from_fn(|a| c[a] - h[a]),
@@ -327,8 +370,8 @@ impl Scene {
         // that they do not also move.
         let mut jumped = vec![false; 0];
         let jumps = match self.kind {
-            SceneKind::Churn => n / 20,
-            SceneKind::Teleport => n / 100,
+            Some(SceneKind::Churn) => n / 20,
+            Some(SceneKind::Teleport) => n / 100,
             _ => 0,
         };
         if jumps > 0 {
@@ -340,7 +383,7 @@ impl Scene {
                 }
                 let centre = [0.0; 3].map(|_| self.rng.random_range(0.0..self.side) + self.offset);
                 self.centers[i] = centre;
-                if self.kind == SceneKind::Churn {
+                if self.kind == Some(SceneKind::Churn) {
                     frame.removed.push(i as u32);
                     frame.added.push((i as u32, self.aabb(i), self.descs[i]));
                 } else {
@@ -375,6 +418,8 @@ impl Scene {
                         *v = (*v + self.rng.random_range(-*step..*step)).clamp(lo, hi);
                     }
                 }
+                // File boxes: `aabb` computes the position from the frame number.
+                Motion::Drift(_) => {}
             }
             frame.moved.push((i as u32, self.aabb(i)));
         }
