@@ -45,3 +45,24 @@ fn abp_with_tiny_columns_matches_brute_force() {
         )
     });
 }
+
+/// Found by the `differential` fuzz target: a first-hit query with a NaN box must fail the same
+/// way on both sides (the suite's comparison used to treat the two errors as a difference).
+#[test]
+fn first_hit_query_with_a_nan_box_fails_on_both_sides() {
+    use broadphase::testing::{check_sequence, Op, Query};
+    let nan_box = broadphase::Aabb::new([f32::NAN, 0.0, 0.0], [f32::NAN, 1.0, 1.0]);
+    let ops = [
+        Op::Insert(
+            broadphase::Aabb::new([0.0; 3], [1.0; 3]),
+            broadphase::ProxyDesc::dynamic(),
+        ),
+        Op::Query(Query::FirstHit(nan_box)),
+        Op::Update,
+        Op::Query(Query::FirstHit(nan_box)),
+    ];
+    for &algorithm in Algorithm::ALL {
+        let make = || broadphase::new(algorithm, Config::default());
+        assert_eq!(check_sequence(&make, &ops), Ok(()), "{algorithm:?}");
+    }
+}
