@@ -378,6 +378,24 @@ fn drive(
     }
 }
 
+/// Visits the proxies in `bounds` whose current box passes `test`.
+fn overlapping(
+    store: &Store,
+    index: &dyn SpatialIndex,
+    bounds: &Aabb,
+    mask: LayerMask,
+    test: impl Fn(&Aabb) -> bool,
+    visit: &mut dyn FnMut(ProxyId) -> ControlFlow<()>,
+) {
+    drive(store, index, Some(bounds), None, mask, &mut |slot, b| {
+        if test(b) {
+            visit(store.id_at(slot as usize))
+        } else {
+            ControlFlow::Continue(())
+        }
+    });
+}
+
 pub(crate) fn query_aabb(
     store: &Store,
     index: &dyn SpatialIndex,
@@ -386,13 +404,7 @@ pub(crate) fn query_aabb(
     visit: &mut dyn FnMut(ProxyId) -> ControlFlow<()>,
 ) -> Result<(), Error> {
     aabb.validate()?;
-    drive(store, index, Some(aabb), None, mask, &mut |slot, b| {
-        if b.overlaps(aabb) {
-            visit(store.id_at(slot as usize))
-        } else {
-            ControlFlow::Continue(())
-        }
-    });
+    overlapping(store, index, aabb, mask, |b| b.overlaps(aabb), visit);
     Ok(())
 }
 
@@ -427,13 +439,8 @@ pub(crate) fn query_sphere(
             "a sphere within the finite range",
         ));
     }
-    drive(store, index, Some(&bounds), None, mask, &mut |slot, b| {
-        if sphere_aabb(center, radius, b) {
-            visit(store.id_at(slot as usize))
-        } else {
-            ControlFlow::Continue(())
-        }
-    });
+    let test = |b: &Aabb| sphere_aabb(center, radius, b);
+    overlapping(store, index, &bounds, mask, test, visit);
     Ok(())
 }
 
@@ -445,20 +452,7 @@ pub(crate) fn query_obb(
     visit: &mut dyn FnMut(ProxyId) -> ControlFlow<()>,
 ) -> Result<(), Error> {
     let obb = PreparedObb::new(obb)?;
-    drive(
-        store,
-        index,
-        Some(&obb.bounds),
-        None,
-        mask,
-        &mut |slot, b| {
-            if obb.overlaps(b) {
-                visit(store.id_at(slot as usize))
-            } else {
-                ControlFlow::Continue(())
-            }
-        },
-    );
+    overlapping(store, index, &obb.bounds, mask, |b| obb.overlaps(b), visit);
     Ok(())
 }
 
