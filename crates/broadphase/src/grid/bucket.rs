@@ -20,6 +20,7 @@
 //! cell where both are phantoms (see `chapter_rule_misses_a_pair` in the tests), so home bits are
 //! kept for the figures, not for the decision.
 
+use crate::encode::encode;
 use crate::pairs::{diff_pairs, pair_key};
 use crate::radix::{RadixReport, RadixSorter};
 use crate::store::Store;
@@ -43,10 +44,27 @@ const FIRST_ALL: u32 = 7 << FIRST_SHIFT;
 const HOME_SHIFT: u32 = 27;
 const HOME_ALL: u32 = 7 << HOME_SHIFT;
 
+/// A box's six coordinates as order-preserving integer keys ([`encode`]): `min` x, y, z, then
+/// `max` x, y, z. Integer tests are exact, treat -0.0 as 0.0, and compile without branches.
+pub(crate) type BoxKeys = [u32; 6];
+
+/// The keys of `aabb`.
+#[inline]
+fn box_keys(aabb: &Aabb) -> BoxKeys {
+    [
+        encode(aabb.min[0]),
+        encode(aabb.min[1]),
+        encode(aabb.min[2]),
+        encode(aabb.max[0]),
+        encode(aabb.max[1]),
+        encode(aabb.max[2]),
+    ]
+}
+
 /// A box dealt to a bucket.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Record {
-    pub aabb: Aabb,
+    pub keys: BoxKeys,
     /// Its lowest cell on the bucket's level.
     pub lo: [i32; 3],
     /// Slot and flags ([`SLOT`], [`FIXED`], [`DIRTY`]).
@@ -60,14 +78,14 @@ impl Record {
     /// The record of a box with cell range `lo..=hi` (at most 8 cells per axis) and home cell
     /// `home`.
     #[inline]
-    pub fn new(aabb: Aabb, slot: u32, lo: [i32; 3], hi: [i32; 3], home: [i32; 3]) -> Self {
+    pub fn new(aabb: &Aabb, slot: u32, lo: [i32; 3], hi: [i32; 3], home: [i32; 3]) -> Self {
         let mut shape = 0;
         for a in 0..3 {
             shape |= ((hi[a] - lo[a]) as u32 & 7) << (3 * a);
             shape |= ((home[a] - lo[a]).clamp(0, 7) as u32) << (9 + 3 * a);
         }
         Self {
-            aabb,
+            keys: box_keys(aabb),
             lo,
             slot,
             shape,
@@ -95,11 +113,14 @@ impl Record {
 /// A collision cell: a run of entries of one cell, residents first.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Run {
+    /// Where its entries start in `keys` and `vals`.
     start: u32,
-    end: u32,
+    /// Where its boxes start in `boxes` and `slots`.
+    at: u32,
+    len: u32,
     /// Entries at the start of the run whose box lives on this level.
     residents: u32,
-    /// The cell's id inside the bucket.
+    /// The cell's sort key.
     key: u32,
 }
 
@@ -120,10 +141,19 @@ pub(crate) struct Bucket {
     /// Boxes living on the level, then visiting boxes of finer levels.
     pub records: Vec<Record>,
     pub residents: usize,
-    /// Entries sorted by cell id.
+    /// Entries sorted by cell key (cell type, then cell id).
     pub keys: Vec<u32>,
     vals: Vec<u32>,
+    /// The box and slot of each sorted entry: the pair tests read them in order.
+    boxes: Vec<BoxKeys>,
+    slots: Vec<u32>,
+    /// The collision cells, sorted by key; those of type `t` are
+    /// `runs[type_start[t]..type_start[t + 1]]`.
     runs: Vec<Run>,
+    type_start: [u32; 9],
+    /// Whether two distinct cells of this bucket may share a key (the boxes span more than the
+    /// torus on some axis): then the tests check the corner cell exactly.
+    wraps: bool,
     /// Keys of the pairs found this update.
     found: Vec<u64>,
     /// Keys of the pairs whose corner cell is in this bucket, sorted.
@@ -145,7 +175,7 @@ pub(crate) struct Context<'a> {
 
 impl Bucket {
     /// Writes the entries of every record (each cell it covers in this bucket), sorts them by
-    /// cell id, and lists the collision cells.
+    /// cell key, and lists the collision cells.
     pub fn build(&mut self, index: usize, ctx: &Context<'_>) {
         let g = ctx.grid;
         if self.sorter.digit_bits() != ctx.radix_bits {
@@ -153,13 +183,20 @@ impl Bucket {
         }
         let me = g.bucket_coords(index);
         let m = (1u32 << g.lb) - 1;
+        let type_shift = 3 * g.lb;
         self.keys.clear();
         self.vals.clear();
         let mut figures = BucketFigures::default();
-        // Per axis: the bucket's cells of the box as (local id part, control bits).
+        // Per axis: the bucket's cells of the box as (key part, control bits).
         let mut parts = [[(0u32, 0u32); 8]; 3];
         let mut counts = [0usize; 3];
+        let mut lo = [i32::MAX; 3];
+        let mut hi = [i32::MIN; 3];
         for (i, r) in self.records.iter().enumerate() {
+            for a in 0..3 {
+                lo[a] = lo[a].min(r.lo[a]);
+                hi[a] = hi[a].max(r.lo[a] + r.span(a) - 1);
+            }
             for a in 0..3 {
                 let shift = g.lb * a as u32;
                 counts[a] = 0;
@@ -168,7 +205,9 @@ impl Bucket {
                     if g.block(a, c) == me[a] {
                         let bits = (u32::from(k == 0) << (FIRST_SHIFT + a as u32))
                             | (u32::from(k == r.home_offset(a)) << (HOME_SHIFT + a as u32));
-                        parts[a][counts[a]] = ((c as u32 & m) << shift, bits);
+                        let key =
+                            ((c as u32 & m) << shift) | ((c as u32 & 1) << (type_shift + a as u32));
+                        parts[a][counts[a]] = (key, bits);
                         counts[a] += 1;
                     }
                 }
@@ -184,13 +223,18 @@ impl Bucket {
                 }
             }
         }
+        self.wraps =
+            (0..3).any(|a| i64::from(hi[a]) - i64::from(lo[a]) >= 1i64 << (g.lb + g.kb[a]));
         figures.entries = self.keys.len() as u64;
         figures.radix = self
             .sorter
-            .sort_key_bits(&mut self.keys, &mut self.vals, g.local_bits());
+            .sort_key_bits(&mut self.keys, &mut self.vals, g.key_bits());
         // Entries were written residents first and the sort is stable: in every run the
         // residents come first.
         self.runs.clear();
+        self.boxes.clear();
+        self.slots.clear();
+        self.type_start = [0; 9];
         let residents = self.residents as u32;
         let mut s = 0;
         while s < self.keys.len() {
@@ -205,15 +249,28 @@ impl Bucket {
                     .take_while(|&&v| v & INDEX < residents)
                     .count();
                 if r > 0 {
+                    // The tests read each cell's boxes in order: gather them now, while the
+                    // records are in cache.
+                    let at = self.boxes.len() as u32;
+                    for &v in &self.vals[s..e] {
+                        let rec = &self.records[(v & INDEX) as usize];
+                        self.boxes.push(rec.keys);
+                        self.slots.push(rec.slot);
+                    }
                     self.runs.push(Run {
                         start: s as u32,
-                        end: e as u32,
+                        at,
+                        len: (e - s) as u32,
                         residents: r as u32,
                         key,
                     });
+                    self.type_start[g.key_type(key) as usize + 1] += 1;
                 }
             }
             s = e;
+        }
+        for t in 0..8 {
+            self.type_start[t + 1] += self.type_start[t];
         }
         figures.collision_cells = self.runs.len() as u64;
         self.found.clear();
@@ -222,12 +279,25 @@ impl Bucket {
 
     /// Tests the pairs of the collision cells of type `cell_type` (all of them for `None`).
     pub fn test(&mut self, index: usize, cell_type: Option<u32>, ctx: &Context<'_>) {
-        let mut tests = 0;
-        for run in &self.runs {
-            if cell_type.is_some_and(|t| ctx.grid.cell_type(run.key) != t) {
-                continue;
+        let runs = match cell_type {
+            Some(t) => {
+                let t = t as usize;
+                &self.runs[self.type_start[t] as usize..self.type_start[t + 1] as usize]
             }
-            tests += test_run(run, &self.records, &self.vals, index, ctx, &mut self.found);
+            None => &self.runs[..],
+        };
+        let mut tests = 0;
+        for run in runs {
+            tests += test_run(
+                run,
+                &self.records,
+                &self.vals,
+                &self.boxes,
+                &self.slots,
+                self.wraps.then_some(index),
+                ctx,
+                &mut self.found,
+            );
         }
         self.figures.tests += tests;
     }
@@ -269,6 +339,8 @@ impl Bucket {
         self.records.capacity() * std::mem::size_of::<Record>()
             + (self.keys.capacity() + self.vals.capacity()) * 4
             + self.runs.capacity() * std::mem::size_of::<Run>()
+            + self.boxes.capacity() * std::mem::size_of::<BoxKeys>()
+            + self.slots.capacity() * 4
             + (self.found.capacity()
                 + self.pairs.capacity()
                 + self.merged.capacity()
@@ -278,42 +350,67 @@ impl Bucket {
     }
 }
 
+/// The contract's inclusive overlap test on keys: 0 when the boxes overlap, non-zero when
+/// they do not. Arithmetic only: whether two boxes of a cell overlap is unpredictable, and a
+/// mispredicted branch costs more than the six subtractions.
+#[inline(always)]
+fn apart(a: &BoxKeys, b: &BoxKeys) -> u64 {
+    let gap = |lo: u32, hi: u32| (i64::from(hi) - i64::from(lo)) as u64 >> 63;
+    gap(a[0], b[3])
+        | gap(b[0], a[3])
+        | gap(a[1], b[4])
+        | gap(b[1], a[4])
+        | gap(a[2], b[5])
+        | gap(b[2], a[5])
+}
+
 /// Tests the pairs of one collision cell: every resident against every later entry, each pair
 /// only if this cell is its corner cell (the control bits) and one of the two changed.
 #[inline]
+#[allow(clippy::too_many_arguments)]
 fn test_run(
     run: &Run,
     records: &[Record],
     vals: &[u32],
-    bucket: usize,
+    boxes: &[BoxKeys],
+    slots: &[u32],
+    wrapping_bucket: Option<usize>,
     ctx: &Context<'_>,
     found: &mut Vec<u64>,
 ) -> u64 {
-    let (s, e) = (run.start as usize, run.end as usize);
+    let (s, at, len) = (run.start as usize, run.at as usize, run.len as usize);
+    let vals = &vals[s..s + len];
+    let boxes = &boxes[at..at + len];
+    let slots = &slots[at..at + len];
     let mut tests = 0;
-    for i in s..s + run.residents as usize {
-        let vi = vals[i];
-        let a = &records[(vi & INDEX) as usize];
-        for &vj in &vals[i + 1..e] {
-            if (vi | vj) & FIRST_ALL != FIRST_ALL {
-                continue;
-            }
-            let b = &records[(vj & INDEX) as usize];
+    // Most collision cells hold two boxes: no loops, no loop exits to mispredict.
+    let pairs = if len == 2 { 1 } else { run.residents as usize };
+    for i in 0..pairs {
+        let (vi, si, bi) = (vals[i], slots[i], &boxes[i]);
+        for j in i + 1..len {
+            let (vj, sj, bj) = (vals[j], slots[j], &boxes[j]);
             // Pairs of two unchanged boxes are kept by the diff; two fixed boxes never pair.
-            if (a.slot | b.slot) & DIRTY == 0 || a.slot & b.slot & FIXED != 0 {
-                continue;
-            }
-            tests += 1;
-            if !a.aabb.overlaps(&b.aabb) {
+            // Evaluated without branches, like the overlap: which pairs pass is unpredictable.
+            let skip = u64::from(((vi | vj) & FIRST_ALL) ^ FIRST_ALL)
+                | u64::from(((si | sj) & DIRTY) ^ DIRTY)
+                | u64::from(si & sj & FIXED);
+            tests += u64::from(skip == 0);
+            if skip | apart(bi, bj) != 0 {
                 continue;
             }
             // Without hash collisions the control bits already make this the corner cell; with
-            // them (cells a torus apart share an id), make sure.
-            let corner: [i32; 3] = std::array::from_fn(|k| a.lo[k].max(b.lo[k]));
-            if ctx.grid.bucket_of(corner) != bucket || ctx.grid.local(corner) != run.key {
-                continue;
+            // them (cells a torus apart share a key), make sure.
+            if let Some(bucket) = wrapping_bucket {
+                let (a, b) = (
+                    &records[(vi & INDEX) as usize],
+                    &records[(vj & INDEX) as usize],
+                );
+                let corner: [i32; 3] = std::array::from_fn(|k| a.lo[k].max(b.lo[k]));
+                if ctx.grid.bucket_of(corner) != bucket || ctx.grid.key(corner) != run.key {
+                    continue;
+                }
             }
-            let (x, y) = (a.slot & SLOT, b.slot & SLOT);
+            let (x, y) = (si & SLOT, sj & SLOT);
             if ctx.store.allows_unless_both_fixed(x, y) {
                 found.push(pair_key(x, y));
             }
@@ -358,7 +455,7 @@ mod tests {
 
     #[test]
     fn records_pack_spans_and_home() {
-        let r = Record::new(Aabb::default(), 5, [-3, 0, 7], [-1, 0, 14], [-2, 0, 10]);
+        let r = Record::new(&Aabb::default(), 5, [-3, 0, 7], [-1, 0, 14], [-2, 0, 10]);
         assert_eq!((r.span(0), r.span(1), r.span(2)), (3, 1, 8));
         assert_eq!(r.hi(), [-1, 0, 14]);
         assert_eq!(

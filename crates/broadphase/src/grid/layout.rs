@@ -16,7 +16,7 @@ use crate::Aabb;
 
 /// Cell coordinates are clamped to ±2^29 so that they and their differences fit an `i32`. Clamping is monotone, so two
 /// boxes that overlap still share the cell holding the lower corner of their overlap.
-const CELL_LIMIT: f64 = (1u32 << 29) as f64;
+const CELL_LIMIT: f32 = (1u32 << 29) as f32;
 /// Boxes of level 0 span at most this many cells per axis: 2 when the cell is no smaller than
 /// the box (the chapter's rule), 3 for the tail of boxes up to twice the cell.
 pub(crate) const FINE_SPAN: i32 = 3;
@@ -39,13 +39,15 @@ const RECORDS_PER_BUCKET: f64 = 1024.0;
 /// At most 2^MAX_BUCKET_BITS buckets per level.
 const MAX_BUCKET_BITS: u32 = 15;
 
-/// The cell of coordinate `x` with `inv = 1 / cell size`: monotone in `x`.
+/// The cell of coordinate `x` with `inv = 1 / cell size`: monotone in `x` (a rounded product
+/// and a floor, both monotone).
 #[inline(always)]
-fn cell_of(inv: f64, x: f32) -> i32 {
-    let t = (f64::from(x) * inv).clamp(-CELL_LIMIT, CELL_LIMIT);
+fn cell_of(inv: f32, x: f32) -> i32 {
+    // `inv` is finite, `x` is finite: the product is a number or ±inf, which the clamp bounds.
+    let t = (x * inv).clamp(-CELL_LIMIT, CELL_LIMIT);
     // `floor` is a library call on baseline x86-64: truncate, then step down below zero.
     let i = t as i32;
-    i - i32::from(f64::from(i) > t)
+    i - i32::from(i as f32 > t)
 }
 
 /// One level of the grid: its cells and its buckets.
@@ -55,7 +57,9 @@ pub(crate) struct LevelGrid {
     pub level: u32,
     /// The cell size.
     pub cell: f64,
-    inv: f64,
+    /// `1 / cell`, rounded to `f32` (every cell of the level is computed with it, so the
+    /// rounding only shifts cell borders, the same way for every box).
+    inv: f32,
     /// A bucket's block is `2^lb` cells per axis.
     pub lb: u32,
     /// Bucket bits per axis: `2^kb[a]` blocks along axis `a` before the torus wraps.
@@ -103,7 +107,7 @@ impl LevelGrid {
         Self {
             level,
             cell,
-            inv: 1.0 / cell,
+            inv: (1.0 / cell) as f32,
             lb,
             kb,
             max_span: if level == 0 { FINE_SPAN } else { COARSE_SPAN },
@@ -131,10 +135,10 @@ impl LevelGrid {
         1 << (self.kb[0] + self.kb[1] + self.kb[2])
     }
 
-    /// Bits of a cell's id inside its bucket.
+    /// Bits of a cell's sort key inside its bucket: its cell type, then its id.
     #[inline]
-    pub fn local_bits(&self) -> u32 {
-        3 * self.lb
+    pub fn key_bits(&self) -> u32 {
+        3 * self.lb + 3
     }
 
     /// The wrapped block coordinate of cell coordinate `c` on axis `a`.
@@ -177,11 +181,24 @@ impl LevelGrid {
         (c[0] as u32 & m) | ((c[1] as u32 & m) << self.lb) | ((c[2] as u32 & m) << (2 * self.lb))
     }
 
-    /// The parity class (0..8) of the cell with local id `key`: the chapter's cell type. Cells
-    /// of one class are never neighbours.
+    /// The parity class (0..8) of cell `c`: the chapter's cell type. Cells of one class are
+    /// never neighbours.
     #[inline(always)]
-    pub fn cell_type(&self, key: u32) -> u32 {
-        (key & 1) | ((key >> self.lb) & 1) << 1 | ((key >> (2 * self.lb)) & 1) << 2
+    pub fn cell_type(c: [i32; 3]) -> u32 {
+        (c[0] as u32 & 1) | (c[1] as u32 & 1) << 1 | (c[2] as u32 & 1) << 2
+    }
+
+    /// The sort key of cell `c` inside its bucket: its type in the high bits, so that the cells
+    /// of one parity pass are contiguous, then its id.
+    #[inline(always)]
+    pub fn key(&self, c: [i32; 3]) -> u32 {
+        (Self::cell_type(c) << (3 * self.lb)) | self.local(c)
+    }
+
+    /// The cell type of a sort key.
+    #[inline(always)]
+    pub fn key_type(&self, key: u32) -> u32 {
+        key >> (3 * self.lb)
     }
 }
 
@@ -190,9 +207,10 @@ impl LevelGrid {
 pub(crate) struct Layout {
     /// The fine (level 0) grid.
     pub fine: LevelGrid,
-    /// The 2nd to 98th percentile of box centres per axis.
-    lo: [f32; 3],
-    hi: [f32; 3],
+    /// The fine cells of the 2nd to 98th percentile of box centres per axis, widened by a
+    /// quarter of that range on each side.
+    outer_lo: [i32; 3],
+    outer_hi: [i32; 3],
     spread: [f64; 3],
     /// Boxes the layout was chosen for.
     records: usize,
@@ -254,10 +272,12 @@ impl Layout {
             }
         };
         let cell = cell.clamp(MIN_CELL, f64::from(f32::MAX));
+        let fine = LevelGrid::new(0, cell, spread, n);
+        let margin = |a: usize| 0.25 * (hi[a] - lo[a]) + cell as f32;
         Self {
-            fine: LevelGrid::new(0, cell, spread, n),
-            lo,
-            hi,
+            outer_lo: std::array::from_fn(|a| fine.cell(lo[a] - margin(a))),
+            outer_hi: std::array::from_fn(|a| fine.cell(hi[a] + margin(a))),
+            fine,
             spread,
             records: n,
         }
@@ -272,15 +292,12 @@ impl Layout {
         LevelGrid::new(level, cell, self.spread, self.records)
     }
 
-    /// Whether the centre of `aabb` lies outside the region the buckets were sized for (by
-    /// more than a quarter of the region). Many such boxes mean the layout no longer fits.
+    /// Whether a box whose lowest fine cell is `lo` lies outside the region the buckets were
+    /// sized for (by more than a quarter of the region). Many such boxes mean the layout no
+    /// longer fits.
     #[inline]
-    pub fn is_outside(&self, aabb: &Aabb) -> bool {
-        (0..3).any(|a| {
-            let c = 0.5 * (aabb.min[a] + aabb.max[a]);
-            let margin = 0.25 * (self.hi[a] - self.lo[a]) + self.fine.cell as f32;
-            c < self.lo[a] - margin || c > self.hi[a] + margin
-        })
+    pub fn is_outside(&self, lo: &[i32; 3]) -> bool {
+        (0..3).any(|a| lo[a] < self.outer_lo[a] || lo[a] > self.outer_hi[a])
     }
 
     /// The level of a box: the finest on which it spans few enough cells. `fine_range` is its
@@ -302,7 +319,7 @@ impl Layout {
         };
         let mut level = (guess as u32).clamp(1, MAX_LEVEL);
         loop {
-            let inv = 1.0 / (self.fine.cell * LEVEL_RATIO.powi(level as i32));
+            let inv = (1.0 / (self.fine.cell * LEVEL_RATIO.powi(level as i32))) as f32;
             let fits =
                 (0..3).all(|a| cell_of(inv, aabb.max[a]) - cell_of(inv, aabb.min[a]) < COARSE_SPAN);
             if fits || level >= MAX_LEVEL {

@@ -106,7 +106,7 @@ struct Dealer {
 fn record(g: &LevelGrid, aabb: &Aabb, flags: u32) -> (Record, [i32; 3]) {
     let (lo, hi) = g.range(aabb);
     let home = aabb.center().map(|c| g.cell(c));
-    (Record::new(*aabb, flags, lo, hi, home), hi)
+    (Record::new(aabb, flags, lo, hi, home), hi)
 }
 
 /// The flags of the record of `slot`.
@@ -147,11 +147,11 @@ impl Dealer {
             }
             let aabb = store.aabb_at(slot);
             let (lo, hi) = g.range(aabb);
-            self.outside += usize::from(layout.is_outside(aabb));
+            self.outside += usize::from(layout.is_outside(&lo));
             if (0..3).all(|a| hi[a] - lo[a] < FINE_SPAN) {
                 self.levels.push(0);
                 let home = aabb.center().map(|c| g.cell(c));
-                let rec = Record::new(*aabb, flags(store, slot, all_dirty), lo, hi, home);
+                let rec = Record::new(aabb, flags(store, slot, all_dirty), lo, hi, home);
                 self.hands[0].deal(g, rec, hi, true);
             } else {
                 let level = layout.level_of(aabb, &(lo, hi)) as usize;
@@ -521,7 +521,7 @@ impl SpatialIndex for Grid {
                     for x in qlo[0]..=qhi[0] {
                         let c = [x, y, z];
                         let bucket = &level.buckets[g.bucket_of(c)];
-                        for &v in bucket.cell(g.local(c)) {
+                        for &v in bucket.cell(g.key(c)) {
                             let Some(r) = bucket.resident_of(v) else {
                                 break;
                             };
