@@ -592,7 +592,11 @@ impl BroadPhase for Grid {
             ("home cells", f.home),
             ("phantom cells", f.entries - f.home),
             ("collision cells", f.collision_cells),
-            ("radix passes", u64::from(f.radix_passes)),
+            // The deal into buckets is the sort's first pass.
+            (
+                "radix passes",
+                u64::from(f.entries > 0) + u64::from(f.radix_passes),
+            ),
             ("radix passes skipped", u64::from(f.radix_skipped)),
             ("candidate pairs tested", f.tests),
             ("pairs found", f.found),
