@@ -37,8 +37,8 @@ pub use chapter::{SortAndSweep, SweepFigures};
 use layout::{Layout, LevelGrid, FINE_SPAN};
 pub use settings::{GridSettings, Schedule};
 
-/// Slots dealt by one dealer: deals run in parallel over fixed chunks of slots.
-const CHUNK: usize = 1 << 15;
+/// The fewest slots worth a dealer of their own: deals run in parallel over chunks of slots.
+const MIN_CHUNK: usize = 1 << 14;
 /// `Dealer::levels` of a slot that is not live.
 const NO_LEVEL: u8 = u8::MAX;
 
@@ -62,6 +62,11 @@ impl Hand {
     /// Deals a record to every bucket holding one of its cells (once per bucket).
     #[inline]
     fn deal(&mut self, g: &LevelGrid, rec: Record, hi: [i32; 3], resident: bool) {
+        let lists = if resident {
+            &mut self.residents
+        } else {
+            &mut self.visitors
+        };
         let mut blocks = [[0u32; 4]; 3];
         let mut counts = [0usize; 3];
         for a in 0..3 {
@@ -73,11 +78,6 @@ impl Hand {
             }
             counts[a] = n as usize;
         }
-        let lists = if resident {
-            &mut self.residents
-        } else {
-            &mut self.visitors
-        };
         for &z in &blocks[2][..counts[2]] {
             for &y in &blocks[1][..counts[1]] {
                 for &x in &blocks[0][..counts[0]] {
@@ -127,13 +127,14 @@ impl Dealer {
     fn deal_fine(
         &mut self,
         chunk: usize,
+        chunk_size: usize,
         store: &Store,
         layout: &Layout,
         fine_buckets: usize,
         all_dirty: bool,
     ) {
-        let start = chunk * CHUNK;
-        let end = (start + CHUNK).min(store.slot_count());
+        let start = chunk * chunk_size;
+        let end = (start + chunk_size).min(store.slot_count());
         self.hands.resize_with(1, Hand::default);
         self.hands[0].reset(fine_buckets);
         self.levels.clear();
@@ -166,12 +167,19 @@ impl Dealer {
 
     /// Pass 2: deals the boxes of the coarser levels, and every box of a finer level to the
     /// coarser levels that have boxes, as a visitor.
-    fn deal_coarse(&mut self, chunk: usize, store: &Store, levels: &[Level], all_dirty: bool) {
+    fn deal_coarse(
+        &mut self,
+        chunk: usize,
+        chunk_size: usize,
+        store: &Store,
+        levels: &[Level],
+        all_dirty: bool,
+    ) {
         self.hands.resize_with(levels.len(), Hand::default);
         for (hand, level) in self.hands.iter_mut().zip(levels).skip(1) {
             hand.reset(level.buckets.len());
         }
-        let start = chunk * CHUNK;
+        let start = chunk * chunk_size;
         for (k, &own) in self.levels.iter().enumerate() {
             if own == NO_LEVEL {
                 continue;
@@ -355,12 +363,21 @@ impl Grid {
             return;
         };
         let store = &self.store;
-        let chunks = store.slot_count().div_ceil(CHUNK).max(1);
+        // One dealer per thread: the buckets then take a lone dealer's lists without a copy.
+        // Which dealer deals a box changes only the order of a bucket's records, never the
+        // pairs or the events, which are sorted.
+        let slots = store.slot_count();
+        let chunks = if self.parallel {
+            threads().min(slots.div_ceil(MIN_CHUNK)).max(1)
+        } else {
+            1
+        };
+        let chunk_size = slots.div_ceil(chunks).max(1);
         self.dealers.resize_with(chunks, Dealer::default);
         self.dealers.truncate(chunks);
         let fine_buckets = self.levels[0].buckets.len();
         run_each(self.parallel, &mut self.dealers, |c, d| {
-            d.deal_fine(c, store, layout, fine_buckets, all_dirty)
+            d.deal_fine(c, chunk_size, store, layout, fine_buckets, all_dirty)
         });
         self.outside = self.dealers.iter().map(|d| d.outside).sum();
 
@@ -387,7 +404,7 @@ impl Grid {
         if self.levels.len() > 1 {
             let levels = &self.levels;
             run_each(self.parallel, &mut self.dealers, |c, d| {
-                d.deal_coarse(c, store, levels, all_dirty)
+                d.deal_coarse(c, chunk_size, store, levels, all_dirty)
             });
         }
 
@@ -418,9 +435,16 @@ impl Grid {
 
     /// Gathers each bucket's records from the dealers, then builds, tests and diffs it.
     fn process_level(&mut self, li: usize) {
+        let level = &mut self.levels[li];
+        // A lone dealer's residents become the buckets' records as they are.
+        let lone = self.dealers.len() == 1;
+        if let (true, Some(hand)) = (lone, self.dealers[0].hands.get_mut(li)) {
+            for (bucket, list) in level.buckets.iter_mut().zip(&mut hand.residents) {
+                std::mem::swap(&mut bucket.records, list);
+            }
+        }
         let store = &self.store;
         let dealers = &self.dealers;
-        let level = &mut self.levels[li];
         let ctx = Context {
             store,
             grid: &level.grid,
@@ -429,10 +453,12 @@ impl Grid {
         let schedule = self.settings.schedule;
         let ctx = &ctx;
         run_each(self.parallel, &mut level.buckets, |b, bucket| {
-            bucket.records.clear();
-            for d in dealers {
-                if let Some(h) = d.hands.get(li) {
-                    bucket.records.extend_from_slice(&h.residents[b]);
+            if !lone {
+                bucket.records.clear();
+                for d in dealers {
+                    if let Some(h) = d.hands.get(li) {
+                        bucket.records.extend_from_slice(&h.residents[b]);
+                    }
                 }
             }
             bucket.residents = bucket.records.len();
@@ -471,6 +497,18 @@ impl Grid {
         self.store.finish_update_with(&self.created, &self.deleted);
         self.created.clear();
         self.deleted.clear();
+    }
+}
+
+/// The threads work may be spread over.
+fn threads() -> usize {
+    #[cfg(feature = "parallel")]
+    {
+        rayon::current_num_threads()
+    }
+    #[cfg(not(feature = "parallel"))]
+    {
+        1
     }
 }
 
