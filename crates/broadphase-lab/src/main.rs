@@ -30,6 +30,8 @@ enum Command {
     Run(RunArgs),
     /// List the scenes and algorithms.
     List,
+    /// GPU Gems 3 chapter 32's lab: brute force, sort and sweep and the grid side by side.
+    Lab(broadphase_lab::lab::LabArgs),
 }
 
 #[derive(Args, Debug)]
@@ -89,6 +91,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command.unwrap_or(Command::Run(RunArgs::default())) {
         Command::Run(args) => run_command(args),
+        Command::Lab(args) => broadphase_lab::lab::command(&args),
         Command::List => {
             println!("scenes:");
             for s in SceneKind::ALL {

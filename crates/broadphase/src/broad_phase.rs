@@ -244,11 +244,13 @@ pub enum Algorithm {
     BruteForce,
     /// PhysX's automatic box pruning, region-free ([`crate::Abp`]).
     Abp,
+    /// Uniform-grid spatial subdivision, GPU Gems 3 chapter 32 ([`crate::Grid`]).
+    Grid,
 }
 
 impl Algorithm {
     /// Every algorithm this build provides.
-    pub const ALL: &'static [Algorithm] = &[Algorithm::BruteForce, Algorithm::Abp];
+    pub const ALL: &'static [Algorithm] = &[Algorithm::BruteForce, Algorithm::Abp, Algorithm::Grid];
 
     /// The name used on the command line: lower case, e.g. `abp`, `brute-force`.
     #[must_use]
@@ -256,6 +258,7 @@ impl Algorithm {
         match self {
             Algorithm::BruteForce => "brute-force",
             Algorithm::Abp => "abp",
+            Algorithm::Grid => "grid",
         }
     }
 }
@@ -401,5 +404,6 @@ pub fn new(algorithm: Algorithm, config: Config) -> Box<dyn BroadPhase> {
     match algorithm {
         Algorithm::BruteForce => Box::new(crate::BruteForce::new(config)),
         Algorithm::Abp => Box::new(crate::Abp::new(config)),
+        Algorithm::Grid => Box::new(crate::Grid::new(config)),
     }
 }

@@ -28,6 +28,7 @@
 //! | algorithm | use it when |
 //! |---|---|
 //! | [`Abp`] | the default: many objects move, objects come and go, no set-up |
+//! | [`Grid`] | boxes of similar size, most of them moving (particles, debris, crowds); a few oversized boxes go to coarser levels |
 //! | [`BruteForce`] | a few hundred objects at most, or as a reference in tests |
 //!
 //! # Features
@@ -46,6 +47,7 @@ pub mod encode;
 mod error;
 mod events;
 pub mod filter;
+mod grid;
 mod id;
 mod pairs;
 mod prune;
@@ -62,6 +64,7 @@ pub use brute::BruteForce;
 pub use desc::{Group, Layer, LayerMask, Mobility, ProxyDesc};
 pub use error::Error;
 pub use events::PairEvents;
+pub use grid::{Grid, GridSettings, Schedule, SortAndSweep, SweepFigures};
 pub use id::{Pair, ProxyId};
 pub use query::{CastHit, Obb, Ray, RayHit};
 

@@ -111,6 +111,17 @@ impl RadixSorter {
 
     /// [`RadixSorter::sort`] for callers that already hold equal-length slices.
     pub(crate) fn sort_unchecked(&mut self, keys: &mut [u32], values: &mut [u32]) -> RadixReport {
+        self.sort_key_bits(keys, values, 32)
+    }
+
+    /// [`RadixSorter::sort_unchecked`] for keys below `2^key_bits`: the digits above are
+    /// neither counted nor tried (a wide digit's histogram is not even cleared for them).
+    pub(crate) fn sort_key_bits(
+        &mut self,
+        keys: &mut [u32],
+        values: &mut [u32],
+        key_bits: u32,
+    ) -> RadixReport {
         let n = keys.len().min(values.len());
         let (keys, values) = (&mut keys[..n], &mut values[..n]);
         if keys.windows(2).all(|w| w[0] <= w[1]) {
@@ -126,7 +137,8 @@ impl RadixSorter {
                 ..RadixReport::default()
             };
         }
-        self.radix_sort(keys, values)
+        let passes = key_bits.clamp(1, 32).div_ceil(self.digit_bits);
+        self.radix_sort(keys, values, passes as usize)
     }
 
     /// Comparison sort of `key << 32 | position`: stable because positions are distinct.
@@ -146,12 +158,11 @@ impl RadixSorter {
         }
     }
 
-    fn radix_sort(&mut self, keys: &mut [u32], values: &mut [u32]) -> RadixReport {
+    fn radix_sort(&mut self, keys: &mut [u32], values: &mut [u32], passes: usize) -> RadixReport {
         let n = keys.len();
         let bits = self.digit_bits;
         let buckets = 1usize << bits;
         let mask = (buckets - 1) as u32;
-        let passes = self.max_passes() as usize;
 
         // Every pass's histogram from a single read of the keys.
         self.counts.clear();
@@ -249,6 +260,23 @@ mod tests {
         let again = sorter.sort(&mut keys, &mut vals)?;
         assert!(again.presorted);
         Ok(())
+    }
+
+    #[test]
+    fn narrow_keys_need_fewer_passes() {
+        let mut sorter = RadixSorter::with_bits(4);
+        let mut keys: Vec<u32> = (0..5000u32).rev().map(|i| (i * 7919) % 4096).collect();
+        let mut vals: Vec<u32> = (0..keys.len() as u32).collect();
+        let mut expected: Vec<(u32, u32)> = keys.iter().copied().zip(0..).collect();
+        expected.sort_by_key(|&(k, _)| k);
+        let report = sorter.sort_key_bits(&mut keys, &mut vals, 12);
+        assert_eq!(
+            report.passes + report.skipped,
+            3,
+            "12-bit keys, 4-bit digits"
+        );
+        let got: Vec<(u32, u32)> = keys.into_iter().zip(vals).collect();
+        assert_eq!(got, expected);
     }
 
     #[test]

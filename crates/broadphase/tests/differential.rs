@@ -66,3 +66,73 @@ fn first_hit_query_with_a_nan_box_fails_on_both_sides() {
         assert_eq!(check_sequence(&make, &ops), Ok(()), "{algorithm:?}");
     }
 }
+
+#[allow(clippy::expect_used)] // a test helper: invalid settings are a bug of the test
+fn grid(settings: broadphase::GridSettings, config: Config) -> Box<dyn broadphase::BroadPhase> {
+    Box::new(broadphase::Grid::with_settings(config, settings).expect("valid settings"))
+}
+
+/// Fewer cases for the variants: each still mixes every kind of call, and the default variant
+/// runs the full suite.
+const GRID_VARIANT: testing::CheckOptions = testing::CheckOptions {
+    small_cases: 300,
+    large_cases: 150,
+    crowd_cases: 8,
+};
+
+#[test]
+fn grid_matches_brute_force() {
+    check(Algorithm::Grid);
+}
+
+#[test]
+fn grid_all_at_once_schedule_matches_brute_force() {
+    let settings = broadphase::GridSettings {
+        schedule: broadphase::Schedule::All,
+        ..Default::default()
+    };
+    testing::check_algorithm_with(|| grid(settings, Config::default()), &GRID_VARIANT);
+}
+
+#[test]
+fn grid_every_radix_width_matches_brute_force() {
+    for (radix_bits, schedule) in [
+        (4, broadphase::Schedule::Parity),
+        (11, broadphase::Schedule::All),
+        (16, broadphase::Schedule::Parity),
+    ] {
+        let settings = broadphase::GridSettings {
+            radix_bits,
+            schedule,
+            ..Default::default()
+        };
+        testing::check_algorithm_with(|| grid(settings, Config::default()), &GRID_VARIANT);
+    }
+}
+
+#[test]
+fn grid_with_small_cells_matches_brute_force() {
+    // Cells smaller than most boxes: most boxes live on coarser levels, and the finer ones
+    // visit them; many boxes straddle buckets. Single-threaded, both schedules.
+    for schedule in [broadphase::Schedule::Parity, broadphase::Schedule::All] {
+        let settings = broadphase::GridSettings {
+            cell_size: Some(0.3),
+            schedule,
+            ..Default::default()
+        };
+        testing::check_algorithm_with(
+            || grid(settings, Config::default().with_parallel(false)),
+            &GRID_VARIANT,
+        );
+    }
+}
+
+#[test]
+fn grid_with_large_cells_matches_brute_force() {
+    // Few, crowded cells and a torus that wraps: hash collisions between far cells.
+    let settings = broadphase::GridSettings {
+        cell_size: Some(40.0),
+        ..Default::default()
+    };
+    testing::check_algorithm_with(|| grid(settings, Config::default()), &GRID_VARIANT);
+}

@@ -1,0 +1,109 @@
+//! The cost of one frame of `broadphase`'s Grid against Abp and parry3d's BVH driven the way
+//! rapier drives it (see `common/yardstick.rs`), on one thread and on two.
+//!
+//! ```text
+//! cargo bench -p broadphase-lab --bench grid                       # every scene, full size
+//! cargo bench -p broadphase-lab --bench grid -- uniform_100k       # one scene (a filter)
+//! BENCH_N=2000 cargo bench -p broadphase-lab --bench grid -- --quick    # smoke run
+//! ```
+//!
+//! Ids read `grid/<scene>_<size>/<contender>`, so one run gives the ratios. A timed iteration is
+//! one frame: the scene steps (not timed), then the contender applies the frame's removals,
+//! arrivals and moves and finds the pairs (timed). `_1t` contenders run on a one-thread rayon
+//! pool (the single core parry3d uses), `_2t` ones on a two-thread pool. The yardstick's pairs
+//! are checked against Abp's on the first frames before it is timed.
+
+mod common;
+
+use std::time::Duration;
+
+use broadphase::{Algorithm, Config};
+use broadphase_lab::scenes::{Scene, SceneKind};
+use common::yardstick::{self, Mode, Yardstick};
+use common::{BroadPhaseContender, Contender, SceneSpec};
+use criterion::{criterion_group, criterion_main, Criterion};
+
+/// The scenes, at full size.
+const SCENES: &[SceneSpec] = &[
+    SceneSpec::new(SceneKind::Uniform, 100_000),
+    SceneSpec::new(SceneKind::Particles, 100_000),
+    SceneSpec::new(SceneKind::Sizes, 100_000),
+    SceneSpec::new(SceneKind::Uniform, 1_000_000),
+];
+
+/// Builds a contender on a scene at its start. Set-up, not timed.
+type Make = fn(&Scene) -> Box<dyn Contender>;
+
+/// The contenders, by the name that ends their bench id, and their thread count.
+const CONTENDERS: &[(&str, usize, Make)] = &[
+    ("grid_1t", 1, |scene| contender(Algorithm::Grid, scene)),
+    ("grid_2t", 2, |scene| contender(Algorithm::Grid, scene)),
+    ("abp_1t", 1, |scene| contender(Algorithm::Abp, scene)),
+    ("abp_2t", 2, |scene| contender(Algorithm::Abp, scene)),
+    ("parry3d_bvh", 1, |scene| {
+        let (pairs, reported) = yardstick::check_against_abp(Mode::Rapier, scene, 2);
+        eprintln!(
+            "yardstick check passed: {} objects; last frame: Abp holds {pairs} pairs, the \
+             yardstick reported {reported}",
+            scene.len()
+        );
+        Box::new(Yardstick::new(Mode::Rapier, scene))
+    }),
+];
+
+fn contender(algorithm: Algorithm, scene: &Scene) -> Box<dyn Contender> {
+    Box::new(BroadPhaseContender::new(
+        algorithm,
+        Config::default(),
+        scene,
+    ))
+}
+
+/// A rayon pool of two threads.
+fn two_thread_pool() -> rayon::ThreadPool {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .thread_name(|i| format!("bench-{i}"))
+        .build()
+        .expect("cannot start the two-thread rayon pool")
+}
+
+fn grid(c: &mut Criterion) {
+    let pools = [common::single_thread_pool(), two_thread_pool()];
+    for spec in SCENES.iter().map(|s| s.scaled()) {
+        let mut group = c.benchmark_group(format!("grid/{}", spec.label()));
+        if spec.n >= 1_000_000 {
+            group.sample_size(10);
+        }
+        for &(name, threads, make) in CONTENDERS {
+            let pool = &pools[threads - 1];
+            // Built on the first call, which criterion makes only when the id passes the
+            // filter, and outside `iter_custom`, so set-up never counts as frame time.
+            let mut state: Option<(Scene, Box<dyn Contender>)> = None;
+            group.bench_function(name, |b| {
+                let (scene, contender) = state.get_or_insert_with(|| {
+                    pool.install(|| {
+                        let scene = spec.build();
+                        let contender = make(&scene);
+                        (scene, contender)
+                    })
+                });
+                b.iter_custom(|iters| {
+                    pool.install(|| common::time_frames(scene, contender.as_mut(), iters))
+                });
+            });
+        }
+        group.finish();
+    }
+}
+
+criterion_group! {
+    name = benches;
+    // Modest sampling: the whole bench takes under ten minutes on two cores.
+    config = Criterion::default()
+        .sample_size(10)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(4));
+    targets = grid
+}
+criterion_main!(benches);

@@ -1,0 +1,403 @@
+//! `bplab lab`: the interactive lab of GPU Gems 3 chapter 32 as a command.
+//!
+//! The chapter's lab lets one pick the object count, the strategy (brute force, sort and sweep,
+//! spatial subdivision), the cell size, the radix digit width and the collision-cell schedule,
+//! and shows the brute-force pair count, the cell ids written, the collision cells, the radix
+//! passes and the candidate pairs. This command runs the chosen strategies on the same moving
+//! scene and prints those figures and each strategy's throughput side by side. Brute force and
+//! the grid run as broad phases (they keep the persistent pairs and report created and deleted
+//! ones); the sweep only counts its pairs, as the chapter's does:
+//!
+//! ```text
+//! bplab lab --n 12000                                  # the three strategies
+//! bplab lab --n 12000 --strategy grid --radix-bits 4   # then compare with 8
+//! ```
+
+use std::process::ExitCode;
+use std::time::Instant;
+
+use broadphase::{
+    Aabb, BroadPhase, BruteForce, Config, Error, Grid, GridSettings, Schedule, SortAndSweep,
+};
+use clap::{Args, ValueEnum};
+
+use crate::run::{apply, percentile};
+use crate::scenes::{Scene, SceneKind};
+
+/// The chapter's three broad-phase strategies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Strategy {
+    /// Every pair tested: n(n-1)/2 tests ([`BruteForce`]).
+    Brute,
+    /// Sort and sweep on one axis, from scratch every frame ([`SortAndSweep`]).
+    Sweep,
+    /// Spatial subdivision ([`Grid`]).
+    Grid,
+}
+
+/// The collision-cell schedule of the grid.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ScheduleArg {
+    /// Eight passes, one per 2×2×2 parity class of cells.
+    Parity,
+    /// Every collision cell at once.
+    All,
+}
+
+/// The knobs of the lab.
+#[derive(Args, Clone, Debug)]
+pub struct LabArgs {
+    /// Number of objects (the chapter's question: 12,000).
+    #[arg(long, default_value_t = 12_000, value_parser = clap::value_parser!(u32).range(2..=16_777_216))]
+    pub n: u32,
+    /// Strategies to compare, comma-separated: brute, sweep, grid.
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [Strategy::Brute, Strategy::Sweep, Strategy::Grid])]
+    pub strategy: Vec<Strategy>,
+    /// The grid's cell size (default: automatic, 1.5 times the median box extent).
+    #[arg(long)]
+    pub cell_size: Option<f32>,
+    /// Bits per radix digit: 4, 8, 11 or 16 (any of 4 to 16).
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(4..=16))]
+    pub radix_bits: u32,
+    /// The grid's collision-cell schedule.
+    #[arg(long, value_enum, default_value_t = ScheduleArg::Parity)]
+    pub schedule: ScheduleArg,
+    /// The scene the objects move in (see `bplab list`).
+    #[arg(long, default_value = "uniform")]
+    pub scene: SceneKind,
+    /// Frames timed after the first one.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub frames: u32,
+    /// Seed of the scene.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Worker threads (default: all cores).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub threads: Option<u32>,
+}
+
+/// One strategy's figures on the last frame, and its median frame time.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LabResult {
+    /// The strategy.
+    pub strategy: Strategy,
+    /// n(n-1)/2: what brute force tests.
+    pub brute_force_pairs: u64,
+    /// Cell ids written, home and phantom (the grid only).
+    pub cell_ids: Option<(u64, u64)>,
+    /// Collision cells (the grid only).
+    pub collision_cells: Option<u64>,
+    /// Radix sort passes (sweep and grid).
+    pub radix_passes: Option<u64>,
+    /// Candidate pairs tested.
+    pub tests: u64,
+    /// Overlapping pairs found.
+    pub pairs: u64,
+    /// The median frame time in milliseconds.
+    pub frame_ms: f64,
+}
+
+impl LabResult {
+    /// Objects per second: how many objects a second of this strategy processes.
+    pub fn objects_per_second(&self, n: usize) -> f64 {
+        n as f64 / (self.frame_ms / 1e3).max(1e-9)
+    }
+}
+
+/// Runs one strategy over the scene.
+///
+/// # Errors
+/// Only if a broad phase rejects the scene's input or the settings (a bug or a bad cell size).
+pub fn run_strategy(args: &LabArgs, strategy: Strategy) -> Result<LabResult, Error> {
+    let n = args.n as usize;
+    let mut scene = Scene::new(args.scene, n, args.seed);
+    let brute_force_pairs = (n as u64) * (n as u64 - 1) / 2;
+    let mut times = Vec::with_capacity(args.frames as usize);
+    let mut result = LabResult {
+        strategy,
+        brute_force_pairs,
+        cell_ids: None,
+        collision_cells: None,
+        radix_passes: None,
+        tests: 0,
+        pairs: 0,
+        frame_ms: 0.0,
+    };
+    match strategy {
+        Strategy::Sweep => {
+            let mut sweep = SortAndSweep::new(args.radix_bits)?;
+            let mut boxes: Vec<Aabb> = Vec::with_capacity(n);
+            for _ in 0..=args.frames {
+                scene.step();
+                let t = Instant::now();
+                boxes.clear();
+                boxes.extend((0..n).map(|i| scene.aabb(i)));
+                let figures = sweep.run(&boxes, 0);
+                times.push(t.elapsed().as_secs_f64() * 1e3);
+                result.tests = figures.tests;
+                result.pairs = figures.pairs;
+                result.radix_passes = Some(u64::from(figures.radix_passes));
+            }
+        }
+        Strategy::Brute | Strategy::Grid => {
+            let mut bp: Box<dyn BroadPhase> = if strategy == Strategy::Brute {
+                Box::new(BruteForce::new(Config::default()))
+            } else {
+                let settings = GridSettings {
+                    cell_size: args.cell_size,
+                    radix_bits: args.radix_bits,
+                    schedule: match args.schedule {
+                        ScheduleArg::Parity => Schedule::Parity,
+                        ScheduleArg::All => Schedule::All,
+                    },
+                    ..GridSettings::default()
+                };
+                Box::new(Grid::with_settings(Config::default(), settings)?)
+            };
+            let mut ids = bp.insert_batch(&scene.initial())?;
+            bp.update()?;
+            for _ in 0..=args.frames {
+                let frame = scene.step();
+                let t = Instant::now();
+                apply(bp.as_mut(), &mut ids, &frame)?;
+                bp.update()?;
+                times.push(t.elapsed().as_secs_f64() * 1e3);
+            }
+            let stats = bp.stats();
+            result.tests = stats.tests;
+            result.pairs = bp.pairs().len() as u64;
+            if strategy == Strategy::Grid {
+                let c = |name| stats.counter(name).unwrap_or(0);
+                result.cell_ids = Some((c("home cells"), c("phantom cells")));
+                result.collision_cells = Some(c("collision cells"));
+                result.radix_passes = Some(c("radix passes"));
+            }
+        }
+    }
+    // The first frame warms the caches up; the median of the others is reported.
+    result.frame_ms = percentile(&times[1..], 0.5);
+    Ok(result)
+}
+
+/// Thousands separated by commas.
+fn grouped(v: u64) -> String {
+    let s = v.to_string();
+    let mut out = String::new();
+    for (i, ch) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+/// The figures side by side, one column per strategy.
+pub fn table(args: &LabArgs, results: &[LabResult]) -> String {
+    let n = args.n as usize;
+    let dash = || "-".to_string();
+    let opt = |v: Option<u64>| v.map_or_else(dash, grouped);
+    let rows: Vec<(&str, Vec<String>)> = vec![
+        (
+            "brute-force pairs n(n-1)/2",
+            results
+                .iter()
+                .map(|r| grouped(r.brute_force_pairs))
+                .collect(),
+        ),
+        (
+            "cell ids written",
+            results
+                .iter()
+                .map(|r| r.cell_ids.map_or_else(dash, |(h, p)| grouped(h + p)))
+                .collect(),
+        ),
+        (
+            "  home cells",
+            results
+                .iter()
+                .map(|r| r.cell_ids.map_or_else(dash, |(h, _)| grouped(h)))
+                .collect(),
+        ),
+        (
+            "  phantom cells",
+            results
+                .iter()
+                .map(|r| r.cell_ids.map_or_else(dash, |(_, p)| grouped(p)))
+                .collect(),
+        ),
+        (
+            "collision cells",
+            results.iter().map(|r| opt(r.collision_cells)).collect(),
+        ),
+        (
+            "radix passes",
+            results.iter().map(|r| opt(r.radix_passes)).collect(),
+        ),
+        (
+            "candidate pairs tested",
+            results.iter().map(|r| grouped(r.tests)).collect(),
+        ),
+        (
+            "pairs found",
+            results.iter().map(|r| grouped(r.pairs)).collect(),
+        ),
+        (
+            "frame time (ms, median)",
+            results
+                .iter()
+                .map(|r| format!("{:.3}", r.frame_ms))
+                .collect(),
+        ),
+        (
+            "throughput (objects/s)",
+            results
+                .iter()
+                .map(|r| grouped(r.objects_per_second(n) as u64))
+                .collect(),
+        ),
+        (
+            "throughput vs brute force",
+            results
+                .iter()
+                .map(|r| {
+                    let brute = results.iter().find(|b| b.strategy == Strategy::Brute);
+                    brute.map_or_else(dash, |b| format!("{:.1}x", b.frame_ms / r.frame_ms))
+                })
+                .collect(),
+        ),
+    ];
+    let names: Vec<String> = results
+        .iter()
+        .map(|r| format!("{:?}", r.strategy).to_lowercase())
+        .collect();
+    let first = rows.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+    let width = rows
+        .iter()
+        .flat_map(|(_, v)| v.iter().map(String::len))
+        .chain(names.iter().map(String::len))
+        .max()
+        .unwrap_or(0);
+    let mut out = format!(
+        "GPU Gems 3 chapter 32 lab · {} scene · {} objects · {} frames · cell size {} · \
+         radix {} bits · {} schedule · {} threads\n\n",
+        args.scene,
+        grouped(n as u64),
+        args.frames,
+        args.cell_size
+            .map_or_else(|| "auto".to_string(), |c| c.to_string()),
+        args.radix_bits,
+        match args.schedule {
+            ScheduleArg::Parity => "parity",
+            ScheduleArg::All => "all-at-once",
+        },
+        rayon::current_num_threads()
+    );
+    out += &format!("{:<first$}", "");
+    for name in &names {
+        out += &format!("  {name:>width$}");
+    }
+    out += "\n";
+    for (label, values) in &rows {
+        out += &format!("{label:<first$}");
+        for v in values {
+            out += &format!("  {v:>width$}");
+        }
+        out += "\n";
+    }
+    out
+}
+
+/// `bplab lab`: runs the strategies and prints the table.
+pub fn command(args: &LabArgs) -> ExitCode {
+    let pool = match args.threads {
+        Some(t) => rayon::ThreadPoolBuilder::new()
+            .num_threads(t as usize)
+            .build(),
+        None => rayon::ThreadPoolBuilder::new().build(),
+    };
+    let pool = match pool {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("bplab: cannot start worker threads: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let outcome = pool.install(|| {
+        let results = args
+            .strategy
+            .iter()
+            .map(|&s| run_strategy(args, s))
+            .collect::<Result<Vec<_>, Error>>()?;
+        Ok::<_, Error>(table(args, &results))
+    });
+    match outcome {
+        Ok(table) => {
+            print!("{table}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("bplab: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(n: u32) -> LabArgs {
+        LabArgs {
+            n,
+            strategy: vec![Strategy::Brute, Strategy::Sweep, Strategy::Grid],
+            cell_size: None,
+            radix_bits: 8,
+            schedule: ScheduleArg::Parity,
+            scene: SceneKind::Uniform,
+            frames: 2,
+            seed: 3,
+            threads: None,
+        }
+    }
+
+    #[test]
+    fn the_strategies_agree_and_count_as_the_chapter_says() -> Result<(), Error> {
+        let a = args(1500);
+        let results: Vec<LabResult> = a
+            .strategy
+            .iter()
+            .map(|&s| run_strategy(&a, s))
+            .collect::<Result<_, _>>()?;
+        let n = 1500u64;
+        for r in &results {
+            assert_eq!(r.brute_force_pairs, n * (n - 1) / 2);
+            assert_eq!(r.pairs, results[0].pairs, "{r:?}");
+        }
+        assert_eq!(results[0].tests, n * (n - 1) / 2);
+        let grid = &results[2];
+        let (home, phantom) = grid.cell_ids.unwrap_or_default();
+        assert_eq!(home, n, "one home cell per object");
+        assert!(phantom > 0 && grid.collision_cells.unwrap_or(0) > 0);
+        assert!(grid.tests < results[1].tests && results[1].tests < results[0].tests);
+        let text = table(&a, &results);
+        assert!(text.contains("1,124,250"), "{text}");
+        Ok(())
+    }
+
+    #[test]
+    fn narrower_digits_take_more_passes() -> Result<(), Error> {
+        let mut a = args(3000);
+        let wide = run_strategy(&a, Strategy::Grid)?;
+        a.radix_bits = 4;
+        let narrow = run_strategy(&a, Strategy::Grid)?;
+        assert!(
+            narrow.radix_passes > wide.radix_passes,
+            "{narrow:?} {wide:?}"
+        );
+        assert_eq!(narrow.pairs, wide.pairs);
+        a.cell_size = Some(-1.0);
+        assert!(run_strategy(&a, Strategy::Grid).is_err());
+        Ok(())
+    }
+}

@@ -1,0 +1,466 @@
+//! One bucket of a level: the boxes dealt to it, its sorted cell entries, its collision cells,
+//! and the pairs whose cell it holds.
+//!
+//! Each box writes one entry per cell it covers in the bucket: the cell's id (the sort key) and
+//! the box's record index with control bits (the value). The entry of the box's home cell (the
+//! one holding its centre) is marked home; the others are its phantoms. After the stable radix
+//! sort the entries of one cell are a run; a run with two boxes or more, one of them living on
+//! this level, is a collision cell.
+//!
+//! # Once per pair
+//!
+//! A pair is tested only in the cell holding the lower corner of the two boxes' overlap: per
+//! axis the larger of their lowest cells. Each entry carries three control bits, "this is the
+//! box's lowest cell on x, y, z"; two entries of one cell pass when, on every axis, one of them
+//! has the bit — their cell is then that corner. No dedup table is needed, and the test never
+//! loses a pair: overlapping boxes both cover the corner cell.
+//!
+//! The chapter's own rule ("test in a cell where one of the two is at home, unless both share a
+//! cell of a smaller type") is not exact for boxes: two boxes can overlap while sharing only a
+//! cell where both are phantoms (see `chapter_rule_misses_a_pair` in the tests), so home bits are
+//! kept for the figures, not for the decision.
+
+use crate::encode::encode;
+use crate::pairs::{diff_pairs, pair_key};
+use crate::radix::{RadixReport, RadixSorter};
+use crate::store::Store;
+use crate::Aabb;
+
+use super::layout::LevelGrid;
+
+/// `Record::slot`: the slot in the low bits.
+pub(crate) const SLOT: u32 = (1 << 24) - 1;
+/// `Record::slot`: the proxy is fixed.
+pub(crate) const FIXED: u32 = 1 << 31;
+/// `Record::slot`: the proxy changed since the last update (or every proxy must be tested).
+pub(crate) const DIRTY: u32 = 1 << 30;
+
+/// Entry value: the record index in the low bits.
+const INDEX: u32 = (1 << 24) - 1;
+/// Entry value: the cell is the box's lowest on x, y, z (bits 24, 25, 26).
+const FIRST_SHIFT: u32 = 24;
+const FIRST_ALL: u32 = 7 << FIRST_SHIFT;
+/// Entry value: the cell holds the box's centre on x, y, z (bits 27, 28, 29).
+const HOME_SHIFT: u32 = 27;
+const HOME_ALL: u32 = 7 << HOME_SHIFT;
+
+/// A box's six coordinates as order-preserving integer keys ([`encode`]): `min` x, y, z, then
+/// `max` x, y, z. Integer tests are exact, treat -0.0 as 0.0, and compile without branches.
+pub(crate) type BoxKeys = [u32; 6];
+
+/// The keys of `aabb`.
+#[inline]
+fn box_keys(aabb: &Aabb) -> BoxKeys {
+    [
+        encode(aabb.min[0]),
+        encode(aabb.min[1]),
+        encode(aabb.min[2]),
+        encode(aabb.max[0]),
+        encode(aabb.max[1]),
+        encode(aabb.max[2]),
+    ]
+}
+
+/// A box dealt to a bucket.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Record {
+    pub keys: BoxKeys,
+    /// Its lowest cell on the bucket's level.
+    pub lo: [i32; 3],
+    /// Slot and flags ([`SLOT`], [`FIXED`], [`DIRTY`]).
+    pub slot: u32,
+    /// Per axis `a`: cells spanned minus one in bits `3a..3a+3`, the home cell's offset from
+    /// `lo` in bits `9+3a..12+3a`.
+    pub shape: u32,
+}
+
+impl Record {
+    /// The record of a box with cell range `lo..=hi` (at most 8 cells per axis) and home cell
+    /// `home`.
+    #[inline]
+    pub fn new(aabb: &Aabb, slot: u32, lo: [i32; 3], hi: [i32; 3], home: [i32; 3]) -> Self {
+        let mut shape = 0;
+        for a in 0..3 {
+            shape |= ((hi[a] - lo[a]) as u32 & 7) << (3 * a);
+            shape |= ((home[a] - lo[a]).clamp(0, 7) as u32) << (9 + 3 * a);
+        }
+        Self {
+            keys: box_keys(aabb),
+            lo,
+            slot,
+            shape,
+        }
+    }
+
+    /// Cells spanned on axis `a`.
+    #[inline(always)]
+    pub fn span(&self, a: usize) -> i32 {
+        ((self.shape >> (3 * a)) & 7) as i32 + 1
+    }
+
+    /// The highest cell per axis.
+    #[inline]
+    pub fn hi(&self) -> [i32; 3] {
+        std::array::from_fn(|a| self.lo[a] + self.span(a) - 1)
+    }
+
+    #[inline(always)]
+    fn home_offset(&self, a: usize) -> i32 {
+        ((self.shape >> (9 + 3 * a)) & 7) as i32
+    }
+}
+
+/// A collision cell: a run of entries of one cell, residents first.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Run {
+    /// Where its entries start in `keys` and `vals`.
+    start: u32,
+    /// Where its boxes start in `boxes` and `slots`.
+    at: u32,
+    len: u32,
+    /// Entries at the start of the run whose box lives on this level.
+    residents: u32,
+    /// The cell's sort key.
+    key: u32,
+}
+
+/// What a bucket counted in the last update.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct BucketFigures {
+    pub entries: u64,
+    pub home: u64,
+    pub collision_cells: u64,
+    pub tests: u64,
+    pub found: u64,
+    pub radix: RadixReport,
+}
+
+/// One bucket: see the module docs.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Bucket {
+    /// Boxes living on the level, then visiting boxes of finer levels.
+    pub records: Vec<Record>,
+    pub residents: usize,
+    /// Entries sorted by cell key (cell type, then cell id).
+    pub keys: Vec<u32>,
+    vals: Vec<u32>,
+    /// The box and slot of each sorted entry: the pair tests read them in order.
+    boxes: Vec<BoxKeys>,
+    slots: Vec<u32>,
+    /// The collision cells, sorted by key; those of type `t` are
+    /// `runs[type_start[t]..type_start[t + 1]]`.
+    runs: Vec<Run>,
+    type_start: [u32; 9],
+    /// Whether two distinct cells of this bucket may share a key (the boxes span more than the
+    /// torus on some axis): then the tests check the corner cell exactly.
+    wraps: bool,
+    /// Keys of the pairs found this update.
+    found: Vec<u64>,
+    /// Keys of the pairs whose corner cell is in this bucket, sorted.
+    pub pairs: Vec<u64>,
+    merged: Vec<u64>,
+    /// Candidate created and deleted pair keys of this update.
+    pub created: Vec<u64>,
+    pub deleted: Vec<u64>,
+    sorter: RadixSorter,
+    pub figures: BucketFigures,
+}
+
+/// What the per-bucket steps read.
+pub(crate) struct Context<'a> {
+    pub store: &'a Store,
+    pub grid: &'a LevelGrid,
+    pub radix_bits: u32,
+}
+
+impl Bucket {
+    /// Writes the entries of every record (each cell it covers in this bucket), sorts them by
+    /// cell key, and lists the collision cells.
+    pub fn build(&mut self, index: usize, ctx: &Context<'_>) {
+        let g = ctx.grid;
+        if self.sorter.digit_bits() != ctx.radix_bits {
+            self.sorter = RadixSorter::new(ctx.radix_bits).unwrap_or_default();
+        }
+        let me = g.bucket_coords(index);
+        let m = (1u32 << g.lb) - 1;
+        let type_shift = 3 * g.lb;
+        self.keys.clear();
+        self.vals.clear();
+        let mut figures = BucketFigures::default();
+        // Per axis: the bucket's cells of the box as (key part, control bits).
+        let mut parts = [[(0u32, 0u32); 8]; 3];
+        let mut counts = [0usize; 3];
+        let mut lo = [i32::MAX; 3];
+        let mut hi = [i32::MIN; 3];
+        for (i, r) in self.records.iter().enumerate() {
+            for a in 0..3 {
+                lo[a] = lo[a].min(r.lo[a]);
+                hi[a] = hi[a].max(r.lo[a] + r.span(a) - 1);
+            }
+            for a in 0..3 {
+                let shift = g.lb * a as u32;
+                counts[a] = 0;
+                for k in 0..r.span(a) {
+                    let c = r.lo[a] + k;
+                    if g.block(a, c) == me[a] {
+                        let bits = (u32::from(k == 0) << (FIRST_SHIFT + a as u32))
+                            | (u32::from(k == r.home_offset(a)) << (HOME_SHIFT + a as u32));
+                        let key =
+                            ((c as u32 & m) << shift) | ((c as u32 & 1) << (type_shift + a as u32));
+                        parts[a][counts[a]] = (key, bits);
+                        counts[a] += 1;
+                    }
+                }
+            }
+            for &(kz, bz) in &parts[2][..counts[2]] {
+                for &(ky, by) in &parts[1][..counts[1]] {
+                    for &(kx, bx) in &parts[0][..counts[0]] {
+                        let v = i as u32 | bx | by | bz;
+                        figures.home += u64::from(v & HOME_ALL == HOME_ALL);
+                        self.keys.push(kx | ky | kz);
+                        self.vals.push(v);
+                    }
+                }
+            }
+        }
+        self.wraps =
+            (0..3).any(|a| i64::from(hi[a]) - i64::from(lo[a]) >= 1i64 << (g.lb + g.kb[a]));
+        figures.entries = self.keys.len() as u64;
+        figures.radix = self
+            .sorter
+            .sort_key_bits(&mut self.keys, &mut self.vals, g.key_bits());
+        // Entries were written residents first and the sort is stable: in every run the
+        // residents come first.
+        self.runs.clear();
+        self.boxes.clear();
+        self.slots.clear();
+        self.type_start = [0; 9];
+        let residents = self.residents as u32;
+        let mut s = 0;
+        while s < self.keys.len() {
+            let key = self.keys[s];
+            let mut e = s + 1;
+            while e < self.keys.len() && self.keys[e] == key {
+                e += 1;
+            }
+            if e - s >= 2 {
+                let r = self.vals[s..e]
+                    .iter()
+                    .take_while(|&&v| v & INDEX < residents)
+                    .count();
+                if r > 0 {
+                    // The tests read each cell's boxes in order: gather them now, while the
+                    // records are in cache.
+                    let at = self.boxes.len() as u32;
+                    for &v in &self.vals[s..e] {
+                        let rec = &self.records[(v & INDEX) as usize];
+                        self.boxes.push(rec.keys);
+                        self.slots.push(rec.slot);
+                    }
+                    self.runs.push(Run {
+                        start: s as u32,
+                        at,
+                        len: (e - s) as u32,
+                        residents: r as u32,
+                        key,
+                    });
+                    self.type_start[g.key_type(key) as usize + 1] += 1;
+                }
+            }
+            s = e;
+        }
+        for t in 0..8 {
+            self.type_start[t + 1] += self.type_start[t];
+        }
+        figures.collision_cells = self.runs.len() as u64;
+        self.found.clear();
+        self.figures = figures;
+    }
+
+    /// Tests the pairs of the collision cells of type `cell_type` (all of them for `None`).
+    pub fn test(&mut self, index: usize, cell_type: Option<u32>, ctx: &Context<'_>) {
+        let runs = match cell_type {
+            Some(t) => {
+                let t = t as usize;
+                &self.runs[self.type_start[t] as usize..self.type_start[t + 1] as usize]
+            }
+            None => &self.runs[..],
+        };
+        let mut tests = 0;
+        for run in runs {
+            tests += test_run(
+                run,
+                &self.records,
+                &self.vals,
+                &self.boxes,
+                &self.slots,
+                self.wraps.then_some(index),
+                ctx,
+                &mut self.found,
+            );
+        }
+        self.figures.tests += tests;
+    }
+
+    /// Diffs the pairs found against the bucket's pairs of the last update.
+    pub fn diff(&mut self, store: &Store) {
+        self.figures.found = self.found.len() as u64;
+        self.found.sort_unstable();
+        self.created.clear();
+        self.deleted.clear();
+        diff_pairs(
+            &self.pairs,
+            &self.found,
+            |slot| store.is_dirty(slot as usize),
+            &mut self.merged,
+            &mut self.created,
+            &mut self.deleted,
+        );
+        std::mem::swap(&mut self.pairs, &mut self.merged);
+    }
+
+    /// The entries of cell `key`: their record indices (with control bits).
+    pub fn cell(&self, key: u32) -> &[u32] {
+        let from = self.keys.partition_point(|&k| k < key);
+        let to = from + self.keys[from..].partition_point(|&k| k <= key);
+        &self.vals[from..to]
+    }
+
+    /// The record of an entry value when its box lives on this level (residents come first in
+    /// a cell's entries: `None` means no resident follows).
+    #[inline]
+    pub fn resident_of(&self, v: u32) -> Option<&Record> {
+        let i = (v & INDEX) as usize;
+        (i < self.residents).then(|| &self.records[i])
+    }
+
+    /// Heap bytes held.
+    pub fn memory_bytes(&self) -> usize {
+        self.records.capacity() * std::mem::size_of::<Record>()
+            + (self.keys.capacity() + self.vals.capacity()) * 4
+            + self.runs.capacity() * std::mem::size_of::<Run>()
+            + self.boxes.capacity() * std::mem::size_of::<BoxKeys>()
+            + self.slots.capacity() * 4
+            + (self.found.capacity()
+                + self.pairs.capacity()
+                + self.merged.capacity()
+                + self.created.capacity()
+                + self.deleted.capacity())
+                * 8
+    }
+}
+
+/// The contract's inclusive overlap test on keys: 0 when the boxes overlap, non-zero when
+/// they do not. Arithmetic only: whether two boxes of a cell overlap is unpredictable, and a
+/// mispredicted branch costs more than the six subtractions.
+#[inline(always)]
+fn apart(a: &BoxKeys, b: &BoxKeys) -> u64 {
+    let gap = |lo: u32, hi: u32| (i64::from(hi) - i64::from(lo)) as u64 >> 63;
+    gap(a[0], b[3])
+        | gap(b[0], a[3])
+        | gap(a[1], b[4])
+        | gap(b[1], a[4])
+        | gap(a[2], b[5])
+        | gap(b[2], a[5])
+}
+
+/// Tests the pairs of one collision cell: every resident against every later entry, each pair
+/// only if this cell is its corner cell (the control bits) and one of the two changed.
+#[inline]
+#[allow(clippy::too_many_arguments)]
+fn test_run(
+    run: &Run,
+    records: &[Record],
+    vals: &[u32],
+    boxes: &[BoxKeys],
+    slots: &[u32],
+    wrapping_bucket: Option<usize>,
+    ctx: &Context<'_>,
+    found: &mut Vec<u64>,
+) -> u64 {
+    let (s, at, len) = (run.start as usize, run.at as usize, run.len as usize);
+    let vals = &vals[s..s + len];
+    let boxes = &boxes[at..at + len];
+    let slots = &slots[at..at + len];
+    let mut tests = 0;
+    // Most collision cells hold two boxes: no loops, no loop exits to mispredict.
+    let pairs = if len == 2 { 1 } else { run.residents as usize };
+    for i in 0..pairs {
+        let (vi, si, bi) = (vals[i], slots[i], &boxes[i]);
+        for j in i + 1..len {
+            let (vj, sj, bj) = (vals[j], slots[j], &boxes[j]);
+            // Pairs of two unchanged boxes are kept by the diff; two fixed boxes never pair.
+            // Evaluated without branches, like the overlap: which pairs pass is unpredictable.
+            let skip = u64::from(((vi | vj) & FIRST_ALL) ^ FIRST_ALL)
+                | u64::from(((si | sj) & DIRTY) ^ DIRTY)
+                | u64::from(si & sj & FIXED);
+            tests += u64::from(skip == 0);
+            if skip | apart(bi, bj) != 0 {
+                continue;
+            }
+            // Without hash collisions the control bits already make this the corner cell; with
+            // them (cells a torus apart share a key), make sure.
+            if let Some(bucket) = wrapping_bucket {
+                let (a, b) = (
+                    &records[(vi & INDEX) as usize],
+                    &records[(vj & INDEX) as usize],
+                );
+                let corner: [i32; 3] = std::array::from_fn(|k| a.lo[k].max(b.lo[k]));
+                if ctx.grid.bucket_of(corner) != bucket || ctx.grid.key(corner) != run.key {
+                    continue;
+                }
+            }
+            let (x, y) = (si & SLOT, sj & SLOT);
+            if ctx.store.allows_unless_both_fixed(x, y) {
+                found.push(pair_key(x, y));
+            }
+        }
+    }
+    tests
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The chapter's rule tests a pair only in a cell where one of the two boxes is at home.
+    /// These two boxes overlap, yet the only cell they share is a phantom cell of both.
+    #[test]
+    fn chapter_rule_misses_a_pair() {
+        let a = Aabb::new([0.2, 0.7, 0.0], [0.8, 1.5, 0.5]);
+        let b = Aabb::new([0.7, 0.2, 0.0], [1.5, 0.8, 0.5]);
+        assert!(a.overlaps(&b));
+        let cell = |x: f32| x.floor() as i32;
+        let home = |x: &Aabb| x.center().map(cell);
+        let cells = |x: &Aabb| {
+            let mut out = Vec::new();
+            for i in cell(x.min[0])..=cell(x.max[0]) {
+                for j in cell(x.min[1])..=cell(x.max[1]) {
+                    out.push([i, j, 0]);
+                }
+            }
+            out
+        };
+        let shared: Vec<[i32; 3]> = cells(&a)
+            .into_iter()
+            .filter(|c| cells(&b).contains(c))
+            .collect();
+        assert_eq!(shared, vec![[0, 0, 0]]);
+        assert_ne!(home(&a), [0, 0, 0]);
+        assert_ne!(home(&b), [0, 0, 0]);
+        // The corner rule: the larger lowest cell per axis is (0, 0, 0), which both cover.
+        let corner: Vec<i32> = (0..3).map(|k| cell(a.min[k]).max(cell(b.min[k]))).collect();
+        assert_eq!(corner, vec![0, 0, 0]);
+    }
+
+    #[test]
+    fn records_pack_spans_and_home() {
+        let r = Record::new(&Aabb::default(), 5, [-3, 0, 7], [-1, 0, 14], [-2, 0, 10]);
+        assert_eq!((r.span(0), r.span(1), r.span(2)), (3, 1, 8));
+        assert_eq!(r.hi(), [-1, 0, 14]);
+        assert_eq!(
+            (r.home_offset(0), r.home_offset(1), r.home_offset(2)),
+            (1, 0, 3)
+        );
+    }
+}

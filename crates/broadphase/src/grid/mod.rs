@@ -1,0 +1,775 @@
+//! `Grid`: uniform-grid spatial subdivision, GPU Gems 3 chapter 32 on the CPU.
+//!
+//! Each update, every box writes the ids of the cells it covers: its home cell (the one holding
+//! its centre) and its phantom cells (the others). The ids, with the box's index and control
+//! bits, are sorted by a stable radix sort; the entries of one cell then form a run, and a run
+//! of two boxes or more is a collision cell, whose boxes are tested pairwise. Each pair is
+//! tested in exactly one cell, chosen by the control bits (see [`bucket`]), so no table of pairs
+//! already tested is needed.
+//!
+//! On the CPU the sort is organised for the cache. A cell id is hashed by wrapping the grid onto
+//! a torus ([`layout`]); its high bits name a bucket and its low bits a cell inside the bucket.
+//! The boxes are dealt in slot order into the buckets they touch (the sort's first, most
+//! significant digit), and each bucket then sorts its own entries with the least significant
+//! digits, tests its collision cells and diffs its pairs against its sorted pairs of the last
+//! update — all in cache, and each bucket independently, so buckets run in parallel. The
+//! collision cells run in the chapter's eight parity passes ([`Schedule::Parity`]) or all at
+//! once ([`Schedule::All`]); the result is the same.
+//!
+//! Boxes much larger than the cell (a planet among asteroids, the chapter's exercise 3) live
+//! on coarser levels of a hierarchical grid, each four times coarser than the last. The boxes
+//! of finer levels visit a coarser level's cells to meet its boxes, so an oversized box costs
+//! cells in proportion to its size on its own level, never a huge cell for everyone.
+
+mod bucket;
+mod chapter;
+mod layout;
+mod settings;
+
+use std::ops::ControlFlow;
+
+use crate::pairs::cancel_common;
+use crate::query::{forward_queries, segment_bounds, Ray, SpatialIndex};
+use crate::store::{forward_to_store, Store};
+use crate::{Aabb, Algorithm, BroadPhase, Config, Error, Pair, PairEvents, Stats};
+use bucket::{Bucket, Context, Record, DIRTY, FIXED, SLOT};
+pub use chapter::{SortAndSweep, SweepFigures};
+use layout::{Layout, LevelGrid, FINE_SPAN};
+pub use settings::{GridSettings, Schedule};
+
+/// The fewest slots worth a dealer of their own: deals run in parallel over chunks of slots.
+const MIN_CHUNK: usize = 1 << 14;
+/// `Dealer::levels` of a slot that is not live.
+const NO_LEVEL: u8 = u8::MAX;
+
+/// The records one dealer dealt to the buckets of one level.
+#[derive(Clone, Debug, Default)]
+struct Hand {
+    residents: Vec<Vec<Record>>,
+    visitors: Vec<Vec<Record>>,
+}
+
+impl Hand {
+    fn reset(&mut self, buckets: usize) {
+        self.residents.resize_with(buckets, Vec::new);
+        self.visitors.resize_with(buckets, Vec::new);
+        self.residents.truncate(buckets);
+        self.visitors.truncate(buckets);
+        self.residents.iter_mut().for_each(Vec::clear);
+        self.visitors.iter_mut().for_each(Vec::clear);
+    }
+
+    /// Deals a record to every bucket holding one of its cells (once per bucket).
+    #[inline]
+    fn deal(&mut self, g: &LevelGrid, rec: Record, hi: [i32; 3], resident: bool) {
+        let lists = if resident {
+            &mut self.residents
+        } else {
+            &mut self.visitors
+        };
+        let mut blocks = [[0u32; 4]; 3];
+        let mut counts = [0usize; 3];
+        for a in 0..3 {
+            let (b0, b1) = (rec.lo[a] >> g.lb, hi[a] >> g.lb);
+            let wrap = 1u32 << g.kb[a];
+            let n = ((b1 - b0 + 1) as u32).min(wrap).min(4);
+            for k in 0..n {
+                blocks[a][k as usize] = (b0 as u32).wrapping_add(k) & (wrap - 1);
+            }
+            counts[a] = n as usize;
+        }
+        for &z in &blocks[2][..counts[2]] {
+            for &y in &blocks[1][..counts[1]] {
+                for &x in &blocks[0][..counts[0]] {
+                    lists[g.bucket_index([x, y, z])].push(rec);
+                }
+            }
+        }
+    }
+}
+
+/// Deals one chunk of slots.
+#[derive(Clone, Debug, Default)]
+struct Dealer {
+    /// Per level of the grid (same order as `Grid::levels`).
+    hands: Vec<Hand>,
+    /// The level of each slot of the chunk ([`NO_LEVEL`] when not live).
+    levels: Vec<u8>,
+    /// Residents per level (indexed by level number) of the chunk's boxes above level 0.
+    upper: Vec<usize>,
+    /// Boxes whose centre lies outside the layout's region.
+    outside: usize,
+}
+
+/// The record of `aabb` on grid `g`, and its highest cell.
+#[inline]
+fn record(g: &LevelGrid, aabb: &Aabb, flags: u32) -> (Record, [i32; 3]) {
+    let (lo, hi) = g.range(aabb);
+    let home = aabb.center().map(|c| g.cell(c));
+    (Record::new(aabb, flags, lo, hi, home), hi)
+}
+
+/// The flags of the record of `slot`.
+#[inline]
+fn flags(store: &Store, slot: usize, all_dirty: bool) -> u32 {
+    let mut f = slot as u32;
+    if store.desc_at(slot).is_fixed() {
+        f |= FIXED;
+    }
+    if all_dirty || store.is_dirty(slot) {
+        f |= DIRTY;
+    }
+    f
+}
+
+impl Dealer {
+    /// Pass 1: deals the chunk's level-0 boxes and finds the level of the others.
+    fn deal_fine(
+        &mut self,
+        chunk: usize,
+        chunk_size: usize,
+        store: &Store,
+        layout: &Layout,
+        fine_buckets: usize,
+        all_dirty: bool,
+    ) {
+        let start = chunk * chunk_size;
+        let end = (start + chunk_size).min(store.slot_count());
+        self.hands.resize_with(1, Hand::default);
+        self.hands[0].reset(fine_buckets);
+        self.levels.clear();
+        self.upper.clear();
+        self.outside = 0;
+        let g = &layout.fine;
+        for slot in start..end {
+            if !store.is_alive(slot) {
+                self.levels.push(NO_LEVEL);
+                continue;
+            }
+            let aabb = store.aabb_at(slot);
+            let (lo, hi) = g.range(aabb);
+            self.outside += usize::from(layout.is_outside(&lo));
+            if (0..3).all(|a| hi[a] - lo[a] < FINE_SPAN) {
+                self.levels.push(0);
+                let home = aabb.center().map(|c| g.cell(c));
+                let rec = Record::new(aabb, flags(store, slot, all_dirty), lo, hi, home);
+                self.hands[0].deal(g, rec, hi, true);
+            } else {
+                let level = layout.level_of(aabb, &(lo, hi)) as usize;
+                self.levels.push(level as u8);
+                if self.upper.len() <= level {
+                    self.upper.resize(level + 1, 0);
+                }
+                self.upper[level] += 1;
+            }
+        }
+    }
+
+    /// Pass 2: deals the boxes of the coarser levels, and every box of a finer level to the
+    /// coarser levels that have boxes, as a visitor.
+    fn deal_coarse(
+        &mut self,
+        chunk: usize,
+        chunk_size: usize,
+        store: &Store,
+        levels: &[Level],
+        all_dirty: bool,
+    ) {
+        self.hands.resize_with(levels.len(), Hand::default);
+        for (hand, level) in self.hands.iter_mut().zip(levels).skip(1) {
+            hand.reset(level.buckets.len());
+        }
+        let start = chunk * chunk_size;
+        for (k, &own) in self.levels.iter().enumerate() {
+            if own == NO_LEVEL {
+                continue;
+            }
+            let slot = start + k;
+            let aabb = store.aabb_at(slot);
+            let f = flags(store, slot, all_dirty);
+            for (hand, level) in self.hands.iter_mut().zip(levels).skip(1) {
+                let l = level.grid.level;
+                let resident = l == u32::from(own);
+                if resident || (l > u32::from(own) && level.residents > 0) {
+                    let (rec, hi) = record(&level.grid, aabb, f);
+                    hand.deal(&level.grid, rec, hi, resident);
+                }
+            }
+        }
+    }
+}
+
+/// One level of the hierarchical grid.
+#[derive(Clone, Debug)]
+struct Level {
+    grid: LevelGrid,
+    buckets: Vec<Bucket>,
+    /// Boxes living on this level.
+    residents: usize,
+}
+
+impl Level {
+    fn new(grid: LevelGrid) -> Self {
+        let buckets = vec![Bucket::default(); grid.buckets()];
+        Self {
+            grid,
+            buckets,
+            residents: 0,
+        }
+    }
+}
+
+/// The figures of the last update: the chapter's lab.
+#[derive(Clone, Copy, Debug, Default)]
+struct Figures {
+    entries: u64,
+    home: u64,
+    collision_cells: u64,
+    tests: u64,
+    found: u64,
+    radix_passes: u32,
+    radix_skipped: u32,
+    buckets: u64,
+}
+
+/// Uniform-grid spatial subdivision (GPU Gems 3, chapter 32): home and phantom cells, a radix
+/// sort of hashed cell ids, collision cells, one test per pair decided by control bits, and a
+/// hierarchy of coarser levels for oversized boxes.
+///
+/// Best when boxes are of similar size and many move: particles, debris, crowds.
+///
+/// ```
+/// use broadphase::{Aabb, BroadPhase, Config, Grid, Pair, ProxyDesc};
+/// let mut bp = Grid::new(Config::default());
+/// let a = bp.insert(Aabb::new([0.0; 3], [1.0; 3]), ProxyDesc::dynamic())?;
+/// let b = bp.insert(Aabb::new([0.5; 3], [1.5; 3]), ProxyDesc::dynamic())?;
+/// let planet = bp.insert(Aabb::new([-50.0; 3], [-10.0; 3]), ProxyDesc::fixed())?;
+/// assert_eq!(bp.update()?.created(), &[Pair::new(a, b)]);
+/// bp.set_aabb(b, Aabb::new([-11.0; 3], [-9.0; 3]))?; // into the planet, out of `a`
+/// let events = bp.update()?;
+/// assert_eq!(events.created(), &[Pair::new(b, planet)]);
+/// assert_eq!(events.deleted(), &[Pair::new(a, b)]);
+/// # Ok::<(), broadphase::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct Grid {
+    store: Store,
+    settings: GridSettings,
+    parallel: bool,
+    layout: Option<Layout>,
+    /// Live proxies the layout was chosen for.
+    layout_for: usize,
+    /// The levels in use, finest first; level 0 first whenever there is a layout.
+    levels: Vec<Level>,
+    dealers: Vec<Dealer>,
+    /// Boxes whose centre lay outside the layout's region at the last update.
+    outside: usize,
+    /// Candidate created and deleted pair keys of this update.
+    created: Vec<u64>,
+    deleted: Vec<u64>,
+    figures: Figures,
+    layouts: u64,
+}
+
+impl Grid {
+    /// An empty grid with the default [`GridSettings`] (automatic cell size).
+    #[must_use]
+    pub fn new(config: Config) -> Self {
+        Self::with_checked_settings(config, GridSettings::default())
+    }
+
+    /// An empty grid with chosen settings.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] when the settings are invalid ([`GridSettings::validate`]).
+    pub fn with_settings(config: Config, settings: GridSettings) -> Result<Self, Error> {
+        settings.validate()?;
+        Ok(Self::with_checked_settings(config, settings))
+    }
+
+    fn with_checked_settings(config: Config, settings: GridSettings) -> Self {
+        Self {
+            store: Store::new(&config),
+            settings,
+            parallel: config.use_threads(),
+            layout: None,
+            layout_for: 0,
+            levels: Vec::new(),
+            dealers: Vec::new(),
+            outside: 0,
+            created: Vec::new(),
+            deleted: Vec::new(),
+            figures: Figures::default(),
+            layouts: 0,
+        }
+    }
+
+    /// The settings.
+    #[must_use]
+    pub fn settings(&self) -> &GridSettings {
+        &self.settings
+    }
+
+    /// The fine cell size in use (`None` before the first update with proxies chooses it).
+    #[must_use]
+    pub fn cell_size(&self) -> Option<f64> {
+        self.layout.as_ref().map(|l| l.fine.cell)
+    }
+
+    /// The cell size of every level holding boxes, finest first.
+    #[must_use]
+    pub fn level_cell_sizes(&self) -> Vec<f64> {
+        self.levels
+            .iter()
+            .filter(|l| l.residents > 0)
+            .map(|l| l.grid.cell)
+            .collect()
+    }
+
+    /// Whether the population changed enough since the layout was chosen to choose again.
+    fn needs_new_layout(&self) -> bool {
+        let n = self.store.len();
+        let built = self.layout_for;
+        match self.layout {
+            None => true,
+            Some(_) => {
+                n > 2 * built + 256 || (4 * n < built && built > 1024) || self.outside > n / 4 + 64
+            }
+        }
+    }
+
+    /// Chooses a new layout from the live boxes: every pair will be found again, so the old
+    /// ones all become deleted candidates, which the pairs found again cancel.
+    fn new_layout(&mut self) {
+        self.deleted.extend(self.store.pair_keys());
+        let s = &self.store;
+        let live = (0..s.slot_count()).filter(|&i| s.is_alive(i));
+        let layout = Layout::choose(
+            self.settings.cell_size,
+            self.settings.cell_factor,
+            s.len(),
+            live.map(|i| s.aabb_at(i)),
+        );
+        self.levels.clear();
+        self.levels.push(Level::new(layout.fine.clone()));
+        self.layout = Some(layout);
+        self.layout_for = self.store.len();
+        self.layouts += 1;
+    }
+
+    /// Deals every live box, then finds and diffs the pairs of every bucket.
+    fn rebuild(&mut self, all_dirty: bool) {
+        let Some(layout) = &self.layout else {
+            return;
+        };
+        let store = &self.store;
+        // One dealer per thread: the buckets then take a lone dealer's lists without a copy.
+        // Which dealer deals a box changes only the order of a bucket's records, never the
+        // pairs or the events, which are sorted.
+        let slots = store.slot_count();
+        let chunks = if self.parallel {
+            threads().min(slots.div_ceil(MIN_CHUNK)).max(1)
+        } else {
+            1
+        };
+        let chunk_size = slots.div_ceil(chunks).max(1);
+        self.dealers.resize_with(chunks, Dealer::default);
+        self.dealers.truncate(chunks);
+        let fine_buckets = self.levels[0].buckets.len();
+        run_each(self.parallel, &mut self.dealers, |c, d| {
+            d.deal_fine(c, chunk_size, store, layout, fine_buckets, all_dirty)
+        });
+        self.outside = self.dealers.iter().map(|d| d.outside).sum();
+
+        // The coarser levels with boxes now, and those that had boxes (their pairs must go).
+        let mut residents = vec![0usize; 1];
+        for d in &self.dealers {
+            if residents.len() < d.upper.len() {
+                residents.resize(d.upper.len(), 0);
+            }
+            for (l, &count) in d.upper.iter().enumerate() {
+                residents[l] += count;
+            }
+        }
+        residents[0] = store.len() - residents.iter().sum::<usize>();
+        for (l, &count) in residents.iter().enumerate().skip(1) {
+            if count > 0 && !self.levels.iter().any(|lv| lv.grid.level == l as u32) {
+                self.levels.push(Level::new(layout.grid(l as u32)));
+            }
+        }
+        self.levels.sort_by_key(|lv| lv.grid.level);
+        for lv in &mut self.levels {
+            lv.residents = residents.get(lv.grid.level as usize).copied().unwrap_or(0);
+        }
+        if self.levels.len() > 1 {
+            let levels = &self.levels;
+            run_each(self.parallel, &mut self.dealers, |c, d| {
+                d.deal_coarse(c, chunk_size, store, levels, all_dirty)
+            });
+        }
+
+        let mut figures = Figures::default();
+        for li in 0..self.levels.len() {
+            self.process_level(li);
+            let lv = &mut self.levels[li];
+            for b in &mut lv.buckets {
+                self.created.extend_from_slice(&b.created);
+                self.deleted.extend_from_slice(&b.deleted);
+                let f = &b.figures;
+                figures.entries += f.entries;
+                figures.home += f.home;
+                figures.collision_cells += f.collision_cells;
+                figures.tests += f.tests;
+                figures.found += f.found;
+                figures.radix_passes = figures.radix_passes.max(f.radix.passes);
+                figures.radix_skipped = figures.radix_skipped.max(f.radix.skipped);
+            }
+            figures.buckets += lv.buckets.len() as u64;
+        }
+        // A coarse level left without boxes has no pairs left either: drop it.
+        self.levels.retain(|lv| {
+            lv.grid.level == 0 || lv.residents > 0 || lv.buckets.iter().any(|b| !b.pairs.is_empty())
+        });
+        self.figures = figures;
+    }
+
+    /// Gathers each bucket's records from the dealers, then builds, tests and diffs it.
+    fn process_level(&mut self, li: usize) {
+        let level = &mut self.levels[li];
+        // A lone dealer's residents become the buckets' records as they are.
+        let lone = self.dealers.len() == 1;
+        if let (true, Some(hand)) = (lone, self.dealers[0].hands.get_mut(li)) {
+            for (bucket, list) in level.buckets.iter_mut().zip(&mut hand.residents) {
+                std::mem::swap(&mut bucket.records, list);
+            }
+        }
+        let store = &self.store;
+        let dealers = &self.dealers;
+        let ctx = Context {
+            store,
+            grid: &level.grid,
+            radix_bits: self.settings.radix_bits,
+        };
+        let schedule = self.settings.schedule;
+        let ctx = &ctx;
+        run_each(self.parallel, &mut level.buckets, |b, bucket| {
+            if !lone {
+                bucket.records.clear();
+                for d in dealers {
+                    if let Some(h) = d.hands.get(li) {
+                        bucket.records.extend_from_slice(&h.residents[b]);
+                    }
+                }
+            }
+            bucket.residents = bucket.records.len();
+            for d in dealers {
+                if let Some(h) = d.hands.get(li) {
+                    bucket.records.extend_from_slice(&h.visitors[b]);
+                }
+            }
+            bucket.build(b, ctx);
+            if schedule == Schedule::All {
+                bucket.test(b, None, ctx);
+                bucket.diff(store);
+            }
+        });
+        if schedule == Schedule::Parity {
+            // The chapter's eight passes: all cells of one parity class, then the next.
+            for cell_type in 0..8 {
+                run_each(self.parallel, &mut level.buckets, |b, bucket| {
+                    bucket.test(b, Some(cell_type), ctx)
+                });
+            }
+            run_each(self.parallel, &mut level.buckets, |_, bucket| {
+                bucket.diff(store)
+            });
+        }
+    }
+
+    /// Turns the buckets' candidate changes into the update's events. A pair whose corner cell
+    /// moved to another bucket was deleted from the old one and created in the new one: it is
+    /// in both candidate lists, and in neither event list.
+    fn finish(&mut self) {
+        self.created.sort_unstable();
+        self.deleted.sort_unstable();
+        cancel_common(&mut self.created, &mut self.deleted);
+        self.store.tests = self.figures.tests;
+        self.store.finish_update_with(&self.created, &self.deleted);
+        self.created.clear();
+        self.deleted.clear();
+    }
+}
+
+/// The threads work may be spread over.
+fn threads() -> usize {
+    #[cfg(feature = "parallel")]
+    {
+        rayon::current_num_threads()
+    }
+    #[cfg(not(feature = "parallel"))]
+    {
+        1
+    }
+}
+
+/// Runs `f` on every item, on rayon's threads when `parallel`.
+fn run_each<T: Send>(parallel: bool, items: &mut [T], f: impl Fn(usize, &mut T) + Sync + Send) {
+    #[cfg(feature = "parallel")]
+    if parallel && items.len() > 1 {
+        use rayon::prelude::*;
+        items.par_iter_mut().enumerate().for_each(|(i, t)| f(i, t));
+        return;
+    }
+    let _ = parallel;
+    for (i, t) in items.iter_mut().enumerate() {
+        f(i, t);
+    }
+}
+
+impl Level {
+    /// Visits every box of the level whose cells meet `lo..=hi`, each once: in the cell of the
+    /// range holding the lower corner of the two (the same rule as the pairs), unless `seen`
+    /// says it was visited before.
+    fn visit_range(
+        &self,
+        lo: [i32; 3],
+        hi: [i32; 3],
+        seen: &dyn Fn(&Record) -> bool,
+        visit: &mut dyn FnMut(u32) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
+        let g = &self.grid;
+        for z in lo[2]..=hi[2] {
+            for y in lo[1]..=hi[1] {
+                for x in lo[0]..=hi[0] {
+                    let c = [x, y, z];
+                    let bucket = &self.buckets[g.bucket_of(c)];
+                    for &v in bucket.cell(g.key(c)) {
+                        let Some(r) = bucket.resident_of(v) else {
+                            break;
+                        };
+                        let top = r.hi();
+                        let once = (0..3).all(|a| {
+                            r.lo[a] <= c[a] && c[a] <= top[a] && c[a] == r.lo[a].max(lo[a])
+                        });
+                        if once && !seen(r) {
+                            visit(r.slot & SLOT)?;
+                        }
+                    }
+                }
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// Visits every box of the level whose cells meet `lo..=hi`, reading every box once.
+    fn visit_all(
+        &self,
+        lo: [i32; 3],
+        hi: [i32; 3],
+        visit: &mut dyn FnMut(u32) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
+        for (b, bucket) in self.buckets.iter().enumerate() {
+            for r in &bucket.records[..bucket.residents] {
+                let top = r.hi();
+                if self.grid.bucket_of(r.lo) == b
+                    && (0..3).all(|a| r.lo[a] <= hi[a] && lo[a] <= top[a])
+                {
+                    visit(r.slot & SLOT)?;
+                }
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// Whether reading the cells of a range of `cells` costs more than reading every box.
+    fn cheaper_to_scan(&self, cells: f64) -> bool {
+        cells > 4.0 * self.residents as f64 + 64.0
+    }
+
+    /// Visits the boxes of the level in the cells that the part of the ray inside `segment`
+    /// (the bounds of that part) crosses: slab by slab of cells along the axis the segment
+    /// spans most cells of, in each slab the cells of the ray's stretch there, widened for
+    /// rounding. The slabs where a box is met are consecutive (the stretches move one way), so
+    /// a box met in the previous slab was visited there.
+    fn visit_ray(
+        &self,
+        ray: &Ray,
+        segment: &Aabb,
+        visit: &mut dyn FnMut(u32) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
+        let g = &self.grid;
+        let (qlo, qhi) = g.range(segment);
+        let spans: [i64; 3] = std::array::from_fn(|a| i64::from(qhi[a]) - i64::from(qlo[a]));
+        let m = (0..3).max_by_key(|&a| (spans[a], 3 - a)).unwrap_or(0);
+        let cells: f64 = spans.iter().map(|&s| s as f64 + 1.0).product();
+        let d = f64::from(ray.dir[m]);
+        if spans[m] < 2 || d == 0.0 {
+            return if self.cheaper_to_scan(cells) {
+                self.visit_all(qlo, qhi, visit)
+            } else {
+                self.visit_range(qlo, qhi, &|_| false, visit)
+            };
+        }
+        if self.cheaper_to_scan(spans[m] as f64) {
+            return self.visit_all(qlo, qhi, visit);
+        }
+        let o: [f64; 3] = ray.origin.map(f64::from);
+        let magnitude = segment
+            .min
+            .iter()
+            .chain(&segment.max)
+            .chain(&ray.origin)
+            .fold(0.0f64, |acc, &v| acc.max(f64::from(v).abs()));
+        // Rounding of the ray's points and of the cells: a hair more all round.
+        let pad = 1e-5 * (magnitude + g.cell);
+        let mut prev: Option<([i32; 3], [i32; 3])> = None;
+        for i in qlo[m]..=qhi[m] {
+            // The slab of cells `i`, a hundredth of a cell wider each side, and more far from
+            // the origin where the cell function's rounding shifts its borders.
+            let slack = 0.01 + f64::from(i).abs() * 1e-6;
+            let x0 = ((f64::from(i) - slack) * g.cell).max(f64::from(segment.min[m]));
+            let x1 = ((f64::from(i) + 1.0 + slack) * g.cell).min(f64::from(segment.max[m]));
+            if x0 > x1 {
+                prev = None;
+                continue;
+            }
+            let mut lo = qlo;
+            let mut hi = qhi;
+            lo[m] = i;
+            hi[m] = i;
+            for a in (0..3).filter(|&a| a != m) {
+                let at = |x: f64| o[a] + (x - o[m]) * f64::from(ray.dir[a]) / d;
+                let (u0, u1) = (at(x0), at(x1));
+                let (u0, u1) = (u0.min(u1) - pad, u0.max(u1) + pad);
+                let u0 = u0.max(f64::from(segment.min[a]) - pad);
+                let u1 = u1.min(f64::from(segment.max[a]) + pad);
+                lo[a] = lo[a].max(g.cell(u0 as f32));
+                hi[a] = hi[a].min(g.cell(u1 as f32));
+            }
+            if (0..3).any(|a| lo[a] > hi[a]) {
+                prev = None;
+                continue;
+            }
+            let seen = |r: &Record| {
+                prev.is_some_and(|(plo, phi)| {
+                    let top = r.hi();
+                    (0..3).all(|a| r.lo[a] <= phi[a] && plo[a] <= top[a])
+                })
+            };
+            self.visit_range(lo, hi, &seen, visit)?;
+            prev = Some((lo, hi));
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+impl SpatialIndex for Grid {
+    /// The cells the box covers on each level, each box visited in the one cell that holds the
+    /// lower corner of its overlap with the query's cells; when the query covers more cells
+    /// than the level has boxes, every box of the level instead.
+    fn candidates(
+        &self,
+        bounds: &Aabb,
+        visit: &mut dyn FnMut(u32) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
+        for level in self.levels.iter().filter(|l| l.residents > 0) {
+            let (lo, hi) = level.grid.range(bounds);
+            let cells: f64 = (0..3)
+                .map(|a| f64::from(hi[a]) - f64::from(lo[a]) + 1.0)
+                .product();
+            if level.cheaper_to_scan(cells) {
+                level.visit_all(lo, hi, visit)?;
+            } else {
+                level.visit_range(lo, hi, &|_| false, visit)?;
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// The cells along the ray on each level (a long ray's bounds would cover the world).
+    fn ray_candidates(
+        &self,
+        ray: &Ray,
+        max_t: f32,
+        world: &Aabb,
+        visit: &mut dyn FnMut(u32) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
+        let Some(segment) = segment_bounds(ray, max_t, world) else {
+            return ControlFlow::Continue(());
+        };
+        for level in self.levels.iter().filter(|l| l.residents > 0) {
+            level.visit_ray(ray, &segment, visit)?;
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+impl BroadPhase for Grid {
+    forward_to_store!();
+    forward_queries!();
+
+    fn algorithm(&self) -> Algorithm {
+        Algorithm::Grid
+    }
+
+    fn update(&mut self) -> Result<&PairEvents, Error> {
+        self.store.begin_update();
+        if self.store.dirty().is_empty() {
+            self.figures.tests = 0;
+            self.figures.found = 0;
+        } else {
+            let everything = self.needs_new_layout();
+            if everything {
+                self.new_layout();
+            }
+            self.rebuild(everything);
+        }
+        self.finish();
+        Ok(&self.store.events)
+    }
+
+    fn pairs(&self) -> &[Pair] {
+        self.store.pairs.pairs()
+    }
+
+    fn stats(&self) -> Stats {
+        let mut stats = self.store.stats();
+        stats.memory_bytes += self
+            .levels
+            .iter()
+            .flat_map(|l| &l.buckets)
+            .map(Bucket::memory_bytes)
+            .sum::<usize>()
+            + self
+                .dealers
+                .iter()
+                .flat_map(|d| &d.hands)
+                .flat_map(|h| h.residents.iter().chain(&h.visitors))
+                .map(|v| v.capacity() * std::mem::size_of::<Record>())
+                .sum::<usize>();
+        let n = self.store.len() as u64;
+        let f = &self.figures;
+        stats.counters = vec![
+            ("brute-force pairs", n * n.saturating_sub(1) / 2),
+            ("cell ids", f.entries),
+            ("home cells", f.home),
+            ("phantom cells", f.entries - f.home),
+            ("collision cells", f.collision_cells),
+            // The deal into buckets is the sort's first pass.
+            (
+                "radix passes",
+                u64::from(f.entries > 0) + u64::from(f.radix_passes),
+            ),
+            ("radix passes skipped", u64::from(f.radix_skipped)),
+            ("candidate pairs tested", f.tests),
+            ("pairs found", f.found),
+            (
+                "levels",
+                self.levels.iter().filter(|l| l.residents > 0).count() as u64,
+            ),
+            ("buckets", f.buckets),
+            ("layouts", self.layouts),
+        ];
+        stats
+    }
+}
