@@ -34,7 +34,8 @@
 //! # Features
 //!
 //! - `parallel` (default): spreads work over rayon's threads; results are identical without it.
-//! - `testing`: [`testing`], the differential suite every algorithm passes, for implementors.
+//! - `testing`: the module `broadphase::testing`, the differential suite every algorithm passes,
+//!   for implementors of [`BroadPhase`].
 
 #![warn(missing_docs)]
 

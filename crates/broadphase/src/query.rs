@@ -1,6 +1,6 @@
 //! Spatial queries: the shapes, their exact tests, and the one driver every algorithm shares.
 //!
-//! An algorithm only says which proxies *may* match a query (its [`SpatialIndex`]: a tree's
+//! An algorithm only says which proxies *may* match a query (its `SpatialIndex`: a tree's
 //! nodes, a grid's cells, sorted axes); the driver here tests each candidate exactly against the
 //! proxy's current box, applies the layer mask, and also visits the proxies changed since the
 //! last update, whose boxes the structures do not hold yet. So every algorithm answers exactly
