@@ -241,11 +241,13 @@ pub enum Algorithm {
     BruteForce,
     /// PhysX's automatic box pruning, region-free ([`crate::Abp`]).
     Abp,
+    /// PhysX's incremental three-axis sweep-and-prune ([`crate::Sap`]).
+    Sap,
 }
 
 impl Algorithm {
     /// Every algorithm this build provides.
-    pub const ALL: &'static [Algorithm] = &[Algorithm::BruteForce, Algorithm::Abp];
+    pub const ALL: &'static [Algorithm] = &[Algorithm::BruteForce, Algorithm::Abp, Algorithm::Sap];
 
     /// The name used on the command line: lower case, e.g. `abp`, `brute-force`.
     #[must_use]
@@ -253,6 +255,7 @@ impl Algorithm {
         match self {
             Algorithm::BruteForce => "brute-force",
             Algorithm::Abp => "abp",
+            Algorithm::Sap => "sap",
         }
     }
 }
@@ -398,5 +401,6 @@ pub fn new(algorithm: Algorithm, config: Config) -> Box<dyn BroadPhase> {
     match algorithm {
         Algorithm::BruteForce => Box::new(crate::BruteForce::new(config)),
         Algorithm::Abp => Box::new(crate::Abp::new(config)),
+        Algorithm::Sap => Box::new(crate::Sap::new(config)),
     }
 }

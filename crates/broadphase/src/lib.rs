@@ -28,6 +28,7 @@
 //! | algorithm | use it when |
 //! |---|---|
 //! | [`Abp`] | the default: many objects move, objects come and go, no set-up |
+//! | [`Sap`] | most objects rest (sleeping bodies, level geometry) and few come and go |
 //! | [`BruteForce`] | a few hundred objects at most, or as a reference in tests |
 //!
 //! # Features
@@ -51,6 +52,7 @@ mod pairs;
 mod prune;
 pub mod query;
 pub mod radix;
+mod sap;
 mod store;
 #[cfg(feature = "testing")]
 pub mod testing;
@@ -64,6 +66,7 @@ pub use error::Error;
 pub use events::PairEvents;
 pub use id::{Pair, ProxyId};
 pub use query::{CastHit, Obb, Ray, RayHit};
+pub use sap::{Sap, SapSettings};
 
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]

@@ -42,7 +42,7 @@ impl EncodedBox {
 
 /// The inclusive overlap test on the two non-sweep axes.
 #[inline(always)]
-fn uv_overlap(p: &[u32; 4], q: &[u32; 4]) -> bool {
+pub(crate) fn uv_overlap(p: &[u32; 4], q: &[u32; 4]) -> bool {
     (p[0] <= q[2]) & (q[0] <= p[2]) & (p[1] <= q[3]) & (q[1] <= p[3])
 }
 
@@ -104,6 +104,24 @@ impl BoxList {
     #[inline]
     pub(crate) fn uv(&self, i: usize) -> &[u32; 4] {
         &self.uv[i]
+    }
+
+    /// The sweep-axis minimum keys in order, followed by the sentinel.
+    #[inline]
+    pub(crate) fn keys(&self) -> &[u32] {
+        &self.min_x
+    }
+
+    /// The sweep-axis maximum keys, in list order.
+    #[inline]
+    pub(crate) fn max_keys(&self) -> &[u32] {
+        &self.max_x
+    }
+
+    /// The keys on the two other axes, in list order.
+    #[inline]
+    pub(crate) fn uvs(&self) -> &[[u32; 4]] {
+        &self.uv
     }
 
     /// The sweep-axis maximum key of box `i`.

@@ -45,3 +45,53 @@ fn abp_with_tiny_columns_matches_brute_force() {
         )
     });
 }
+
+#[test]
+fn sap_matches_brute_force() {
+    check(Algorithm::Sap);
+}
+
+#[test]
+fn sap_variants_match_brute_force() {
+    // Boxes asleep after one still update (the asleep lists and their stale entries in every
+    // sequence), single-threaded; never asleep (the awake arrays alone); and every move
+    // treated as a jump (re-inserted and paired by box pruning).
+    let options = testing::CheckOptions {
+        small_cases: 500,
+        large_cases: 250,
+        crowd_cases: 12,
+    };
+    for (settings, parallel) in [
+        (
+            broadphase::SapSettings {
+                sleep_after: Some(1),
+                far_move: u32::MAX,
+            },
+            false,
+        ),
+        (
+            broadphase::SapSettings {
+                sleep_after: None,
+                far_move: u32::MAX,
+            },
+            true,
+        ),
+        (
+            broadphase::SapSettings {
+                sleep_after: Some(1),
+                far_move: 0,
+            },
+            true,
+        ),
+    ] {
+        testing::check_algorithm_with(
+            || {
+                Box::new(broadphase::Sap::with_settings(
+                    Config::default().with_parallel(parallel),
+                    settings,
+                ))
+            },
+            &options,
+        );
+    }
+}
