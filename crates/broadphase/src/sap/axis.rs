@@ -10,13 +10,10 @@ use crate::prune::{uv_overlap, BoxList, EncodedBox};
 use crate::radix::RadixSorter;
 use crate::store::Store;
 
+use super::probe::Probe;
+
 /// Set in [`End::tag`] on a maximum.
 const MAX_BIT: u32 = 1 << 31;
-/// Bits of a pass's sort key that hold the endpoint's position (at most 2^25 endpoints).
-const POS_BITS: u32 = 26;
-const POS_MASK: u64 = (1 << POS_BITS) - 1;
-/// The maximum bit of [`End::order`] within a pass's sort key.
-const KEY_MAX_BIT: u64 = 1 << POS_BITS;
 /// How many endpoints ahead the pass asks for a moved box's keys.
 const PREFETCH_AHEAD: usize = 16;
 
@@ -74,16 +71,13 @@ pub(super) struct End {
     pub uv: [u32; 4],
 }
 
-/// The two other axes of `axis`, in the order of [`End::uv`] and [`EncodedBox::uv`].
-#[inline]
-pub(super) fn other_axes(axis: usize) -> [usize; 2] {
-    [(axis + 1) % 3, (axis + 2) % 3]
-}
+/// The two other axes of each axis, in the order of [`End::uv`] and [`EncodedBox::uv`].
+const OTHER_AXES: [[usize; 2]; 3] = [[1, 2], [2, 0], [0, 1]];
 
 /// A box's keys on the two other axes of `axis`.
 #[inline]
 fn uv_of(keys: &[u32; 6], axis: usize) -> [u32; 4] {
-    let [u, v] = other_axes(axis);
+    let [u, v] = OTHER_AXES[axis % 3];
     [keys[u], keys[v], keys[3 + u], keys[3 + v]]
 }
 
@@ -102,8 +96,18 @@ impl End {
     /// Takes the box's (new) keys.
     #[inline]
     fn set_keys(&mut self, keys: &[u32; 6], axis: usize) {
+        if self.is_max() {
+            self.set_keys_of_kind::<true>(keys, axis);
+        } else {
+            self.set_keys_of_kind::<false>(keys, axis);
+        }
+    }
+
+    /// [`End::set_keys`] for an endpoint known to be a maximum (or a minimum).
+    #[inline(always)]
+    fn set_keys_of_kind<const IS_MAX: bool>(&mut self, keys: &[u32; 6], axis: usize) {
         let (lo, hi) = (keys[axis], keys[3 + axis]);
-        (self.coord, self.other) = if self.is_max() { (hi, lo) } else { (lo, hi) };
+        (self.coord, self.other) = if IS_MAX { (hi, lo) } else { (lo, hi) };
         self.uv = uv_of(keys, axis);
     }
 
@@ -182,10 +186,8 @@ pub(super) struct Axis {
     pub index: usize,
     /// The awake boxes' endpoints, sorted by [`End::order`].
     pub ends: Vec<End>,
-    /// The pass's endpoints in their old order (scratch).
-    staged: Vec<End>,
-    /// The pass's sort keys: [`End::order`] above the position in `staged` (scratch).
-    order: Vec<u64>,
+    /// The awake array's previous buffer, reused by the next merge (scratch).
+    spare: Vec<End>,
     /// The joining endpoints in order, as endpoint ids (`i` for the minimum of joiner `i`,
     /// `n + i` for its maximum, with `n` joiners), and their coordinates.
     join_ids: Vec<u32>,
@@ -209,8 +211,7 @@ impl Axis {
         Self {
             index,
             ends: Vec::new(),
-            staged: Vec::new(),
-            order: Vec::new(),
+            spare: Vec::new(),
             join_ids: Vec::new(),
             join_keys: Vec::new(),
             asleep_min: BoxList::default(),
@@ -302,37 +303,44 @@ impl Axis {
             self.counts = AxisCounts::default();
             return;
         }
-        let n_in = self.ends.len() + self.join_ids.len();
-        // Sized for every endpoint up front, so that the loop holds plain slices.
-        self.staged.clear();
-        self.staged.resize(n_in, End::default());
-        self.order.clear();
-        self.order.resize(n_in, 0);
         let mut pass = Pass {
             axis: self.index,
             sh,
             by_min: &self.asleep_min,
             by_max: &self.asleep_max,
-            staged: &mut self.staged,
-            order: &mut self.order,
-            n: 0,
             created: &mut self.created,
             counts: AxisCounts::default(),
             width: self.awake_width,
             sweep_asleep: !self.asleep_min.is_empty(),
+            hits: Vec::new(),
         };
-        let ends = &self.ends;
         if self.join_ids.is_empty() {
-            for (i, e) in ends.iter().enumerate() {
+            // In place: `..w` holds the endpoints placed so far, sorted; `i` reads ahead.
+            let ends = &mut self.ends[..];
+            let mut w = 0;
+            for i in 0..ends.len() {
                 if let Some(ahead) = ends.get(i + PREFETCH_AHEAD) {
                     prefetch(&sh.keys[ahead.slot() as usize]);
                 }
-                if sh.state[e.slot() as usize] & DROP == 0 {
-                    pass.push(*e);
+                let e = ends[i];
+                if sh.state[e.slot() as usize] & DROP != 0 {
+                    continue;
                 }
+                pass.place(ends, w, e);
+                w += 1;
             }
+            self.ends.truncate(w);
         } else {
-            // Both lists in the old order, merged (the awake endpoint first at equal order).
+            // Into a second buffer, merging the joining endpoints in the old order (an awake
+            // endpoint first at equal order).
+            let mut out = mem::take(&mut self.spare);
+            out.clear();
+            out.reserve(self.ends.len() + self.join_ids.len());
+            let mut place = |pass: &mut Pass<'_, '_>, e: End| {
+                out.push(e);
+                let w = out.len() - 1;
+                pass.place(&mut out, w, e);
+            };
             let mut joining = joining(
                 &self.join_ids,
                 sh.joiners,
@@ -341,27 +349,22 @@ impl Axis {
                 &self.asleep_max,
             )
             .peekable();
+            let ends = &self.ends;
             for (i, e) in ends.iter().enumerate() {
                 if let Some(ahead) = ends.get(i + PREFETCH_AHEAD) {
                     prefetch(&sh.keys[ahead.slot() as usize]);
                 }
                 while let Some(j) = joining.next_if(|j| j.order() < e.order()) {
-                    pass.push(j);
+                    place(&mut pass, j);
                 }
                 if sh.state[e.slot() as usize] & DROP == 0 {
-                    pass.push(*e);
+                    place(&mut pass, *e);
                 }
             }
-            joining.for_each(|j| pass.push(j));
+            joining.for_each(|j| place(&mut pass, j));
+            self.spare = mem::replace(&mut self.ends, out);
         }
-        let (n, counts, width) = (pass.n, pass.counts, pass.width);
-        self.ends.clear();
-        let staged = &self.staged;
-        self.ends.extend(
-            self.order[..n]
-                .iter()
-                .map(|&k| staged[(k & POS_MASK) as usize]),
-        );
+        let (counts, width) = (pass.counts, pass.width);
         self.awake_width = width;
         self.counts = counts;
     }
@@ -406,84 +409,119 @@ impl Axis {
 
     /// Heap bytes held.
     pub(super) fn memory_bytes(&self) -> usize {
-        (self.ends.capacity() + self.staged.capacity()) * mem::size_of::<End>()
+        (self.ends.capacity() + self.spare.capacity()) * mem::size_of::<End>()
             + self.asleep_min.memory_bytes()
             + self.asleep_max.memory_bytes()
-            + (self.created.capacity() + self.order.capacity()) * 8
+            + self.created.capacity() * 8
             + (self.join_ids.capacity() + self.join_keys.capacity()) * 4
     }
 }
 
-/// One axis pass in progress: the endpoints staged so far and their sorted keys.
+/// One axis pass in progress.
 struct Pass<'a, 'b> {
     axis: usize,
     sh: &'a Shared<'b>,
     by_min: &'a BoxList,
     by_max: &'a BoxList,
-    /// The endpoints in their old order, as brought up to date.
-    staged: &'a mut [End],
-    /// Sort keys: [`End::order`] above the position in `staged`; the first `n` are sorted.
-    order: &'a mut [u64],
-    n: usize,
     created: &'a mut Vec<u64>,
     counts: AxisCounts,
     width: f64,
     /// Whether there are asleep endpoints to sweep the moved ones across.
     sweep_asleep: bool,
+    /// Slots a minimum was found to overlap (scratch).
+    hits: Vec<u32>,
 }
 
 impl Pass<'_, '_> {
     /// Takes the next endpoint in the old order: brings a moved one up to date (sweeping it
-    /// across the asleep endpoints) and inserts it among the endpoints taken so far.
+    /// across the asleep endpoints) and inserts it into `ends[..=w]`, whose first `w`
+    /// entries are sorted.
     #[inline(always)]
-    fn push(&mut self, mut e: End) {
+    fn place(&mut self, ends: &mut [End], w: usize, e: End) {
+        // One branch on the kind, then code specialised for it: the kinds come in no
+        // predictable order, and each further test of it could be mispredicted again.
+        if e.is_max() {
+            self.place_kind::<true>(ends, w, e);
+        } else {
+            self.place_kind::<false>(ends, w, e);
+        }
+    }
+
+    #[inline(always)]
+    fn place_kind<const IS_MAX: bool>(&mut self, ends: &mut [End], w: usize, mut e: End) {
         let sh = self.sh;
         let slot = e.slot();
         let st = sh.state[slot as usize];
         if st & (MOVED | FRESH) == MOVED {
             let old = e;
-            e.set_keys(&sh.keys[slot as usize], self.axis);
+            e.set_keys_of_kind::<IS_MAX>(&sh.keys[slot as usize], self.axis);
             if self.sweep_asleep {
-                e.finger = if e.is_max() {
+                e.finger = if IS_MAX {
                     walk_max(&old, &e, self.by_min, sh, self.created, &mut self.counts)
                 } else {
                     walk_min(&old, &e, self.by_max, sh, self.created, &mut self.counts)
                 };
             }
         }
-        if st & (MOVED | FRESH) != 0 && !e.is_max() {
+        if !IS_MAX && st & (MOVED | FRESH) != 0 {
             self.width = self.width.max(key_width(e.coord, e.other));
         }
-        let n = self.n;
-        self.staged[n] = e;
-        let key = (e.order() << POS_BITS) | n as u64;
-        // Insertion: the endpoint slides left past every endpoint now above it.
-        let order = &mut self.order[..=n];
-        let mut k = n;
-        while k > 0 && order[k - 1] > key {
-            k -= 1;
-        }
-        if !e.is_max() {
+        // Insertion: the endpoint slides left past every endpoint now above it (equal ones
+        // keep their order).
+        let order = e.order();
+        let ends = &mut ends[..=w];
+        let mut k = w;
+        if IS_MAX {
+            while k > 0 && ends[k - 1].order() > order {
+                ends[k] = ends[k - 1];
+                k -= 1;
+            }
+        } else {
             // A minimum passing a maximum leftwards: the two start to overlap on this axis
-            // (the maximum passing the minimum rightwards is the same swap). Minima and maxima
-            // are passed in no predictable order, so the test is computed for every endpoint
-            // passed and only its rare success branches.
-            for &p in &order[k..n] {
-                let q = &self.staged[(p & POS_MASK) as usize];
-                let passes_max = p & KEY_MAX_BIT != 0;
-                self.counts.tests += u64::from(passes_max);
-                if passes_max & (q.other <= e.other) & uv_overlap(&e.uv, &q.uv)
-                    && sh.pairable(slot, q.slot())
-                {
-                    self.created.push(pair_key(slot, q.slot()));
+            // (the maximum passing the minimum rightwards is the same swap). Minima and
+            // maxima are passed in no predictable order: the test is computed for every
+            // endpoint passed, and only its rare success branches.
+            let maxima;
+            (k, maxima) = slide_min(ends, &e, &mut self.hits);
+            self.counts.tests += maxima;
+            for &other in &self.hits {
+                if sh.pairable(slot, other) {
+                    self.created.push(pair_key(slot, other));
                 }
             }
+            self.hits.clear();
         }
-        order.copy_within(k..n, k + 1);
-        order[k] = key;
-        self.counts.swaps += (n - k) as u64;
-        self.n = n + 1;
+        ends[k] = e;
+        self.counts.swaps += (w - k) as u64;
     }
+}
+
+/// Slides the minimum `e` into the sorted `ends[..w]` (`w = ends.len() - 1`, the last entry
+/// free), testing every maximum it passes: the slots of those whose boxes it now overlaps go
+/// to `hits`. Returns where `e` belongs and the number of maxima passed. Kept out of line so
+/// that its loop has the registers to itself.
+#[inline(never)]
+fn slide_min(ends: &mut [End], e: &End, hits: &mut Vec<u32>) -> (usize, u64) {
+    let probe = Probe::new(e);
+    let order = e.order();
+    let mut maxima = 0;
+    let mut k = ends.len() - 1;
+    while k > 0 {
+        let p = ends[k - 1];
+        if p.order() <= order {
+            break;
+        }
+        // Minima and maxima are passed in no predictable order: the test is computed for
+        // every endpoint passed, and only its rare success branches.
+        let is_max = p.tag >> 31;
+        maxima += u64::from(is_max);
+        if probe.misses(&p) | (is_max ^ 1) == 0 && probe.reaches(&p) {
+            hits.push(p.slot());
+        }
+        ends[k] = p;
+        k -= 1;
+    }
+    (k, maxima)
 }
 
 /// The joining endpoints `ids` (see [`Axis::join_ids`]) of `joiners` on `axis`, in order,

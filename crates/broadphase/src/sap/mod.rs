@@ -63,6 +63,7 @@
 
 mod axis;
 mod batch;
+mod probe;
 
 use std::ops::{ControlFlow, Range};
 
