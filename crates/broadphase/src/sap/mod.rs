@@ -42,11 +42,25 @@
 //!   moved boxes, about one or two per box, instead of at every swap the other way.
 //! - **Exact keys.** Coordinates keep all 32 bits of their encoded key; the minimum-first rule
 //!   at equal coordinates is a 33rd bit of the sort order, not a lost low bit as in PhysX.
+//! - **No pockets.** PhysX defers its array writes with linked lists because every write also
+//!   rewrites a box's stored index. With no indices, a pass slides the awake endpoints in place,
+//!   one sequential sweep per axis (a moved endpoint ends a few dozen places from where it was).
+//! - **Branch-free swap tests.** Minima and maxima are passed in no predictable order, so the
+//!   test of a swap is computed for every endpoint passed, the four other-axis comparisons as
+//!   one SSE2 comparison on x86-64 (module `probe`), and only its rare success branches.
 //!
 //! Every reported pair is tested exactly on all three axes with integer keys, so the output is
 //! exactly [`BruteForce`](crate::BruteForce)'s. The three axes update independently (on three
 //! threads with the `parallel` feature); each reports the pairs that start on it and the union
 //! is sorted, so the result does not depend on the thread count.
+//!
+//! # Where it loses
+//!
+//! Sweep-and-prune pays per endpoint swap, three axes over. When every box moves, a dense scene
+//! of 100,000 boxes makes about 14 million swaps and 3.4 million tests per frame for some 1,600
+//! new pairs, and many boxes coming and going each frame add box pruning against all the
+//! others: there [`Abp`](crate::Abp), which sweeps only what moved in small columns, is faster.
+//! Memory is about 200 bytes per box (six 32-byte endpoints or asleep entries).
 //!
 //! Per update:
 //! 1. the changed proxies are sorted out: removed, re-inserted (their filter changed, or they
@@ -54,8 +68,8 @@
 //!    ones wake up and join the awake arrays at their old place);
 //! 2. the pairs of moved boxes are re-tested, the pairs of removed ones deleted;
 //! 3. per axis, one pass merges the joining endpoints (radix-sorted) into the awake array,
-//!    drops the leaving ones, and insertion-sorts the moved ones, reporting every pair that
-//!    starts to overlap;
+//!    drops the leaving ones, and insertion-sorts the moved ones in place, reporting every pair
+//!    that starts to overlap;
 //! 4. the new boxes are paired by box pruning: new against new, against the asleep boxes and
 //!    against the awake ones;
 //! 5. boxes that stayed still long enough go to sleep (one merge per list), and lists that
@@ -365,7 +379,7 @@ impl Sap {
             axis.compact_asleep(&self.state);
             axis.reset_fingers();
         }
-        self.asleep_entries -= self.stale;
+        self.asleep_entries = self.asleep_entries.saturating_sub(self.stale);
         self.stale = 0;
     }
 
@@ -424,9 +438,11 @@ impl Sap {
     /// Step 5: clears the update's marks, puts still boxes to sleep, compacts stale entries.
     fn settle(&mut self) {
         self.joiners.clear();
-        // Stillness, counted on the x axis's minima (one per awake box).
+        // Stillness, counted on the x axis's minima (one per awake box), unless every awake
+        // box moved or arrived.
         self.going.clear();
-        if let Some(after) = self.settings.sleep_after {
+        let busy = self.counts.moved as usize + self.fresh;
+        if let Some(after) = self.settings.sleep_after.filter(|_| busy < self.awake()) {
             for e in &self.axes[0].ends {
                 let slot = e.slot() as usize;
                 if e.is_max() || self.state[slot] & (MOVED | FRESH) != 0 {
@@ -464,7 +480,7 @@ impl Sap {
                 let s = &mut self.state[slot as usize];
                 *s = (*s & !(AWAKE | GOING)) | ASLEEP;
             }
-            self.asleep_entries = self.asleep_entries - self.stale + self.going.len();
+            self.asleep_entries = self.asleep_entries.saturating_sub(self.stale) + self.going.len();
             self.stale = 0;
             self.counts.slept = self.going.len() as u64;
         } else if self.stale > 0 && self.stale * 4 > self.asleep_entries {
@@ -628,7 +644,10 @@ impl BroadPhase for Sap {
             ("boxes slept", c.slept),
             ("box pruning tests", c.prune_tests),
             ("awake", self.awake() as u64),
-            ("asleep", (self.asleep_entries - self.stale) as u64),
+            (
+                "asleep",
+                self.asleep_entries.saturating_sub(self.stale) as u64,
+            ),
             ("stale asleep entries", self.stale as u64),
         ];
         stats
