@@ -20,7 +20,8 @@
 //!   result is not timed.
 //!
 //! Contenders: `sap`, `abp`, and `parry3d_bvh` (parry3d's BVH driven as rapier drives it: see
-//! `common/yardstick.rs`, checked against Abp before timing). Everything runs on a one-thread
+//! `common/yardstick.rs`, checked against Abp before timing); on the sleeping scene also
+//! `sap_never_asleep`, Sap with its asleep lists turned off. Everything runs on a one-thread
 //! rayon pool.
 
 mod common;
@@ -28,7 +29,7 @@ mod common;
 use std::hint::black_box;
 use std::time::Duration;
 
-use broadphase::{Algorithm, Config};
+use broadphase::{Algorithm, Config, Sap, SapSettings};
 use broadphase_lab::scenes::{Scene, SceneKind};
 use common::yardstick::{self, Mode, Yardstick};
 use common::{BroadPhaseContender, Contender, SceneSpec};
@@ -47,6 +48,9 @@ const BATCH: SceneSpec = SceneSpec::new(SceneKind::Uniform, 100_000);
 /// The broad phases, by the name that ends their bench id.
 const ALGORITHMS: &[(&str, Algorithm)] = &[("sap", Algorithm::Sap), ("abp", Algorithm::Abp)];
 
+/// Sap with boxes never asleep.
+const NO_SLEEP: &str = "sap_never_asleep";
+
 /// Frames of the yardstick checked against Abp before timing.
 const CHECK_FRAMES: usize = 3;
 
@@ -59,9 +63,13 @@ fn frames(c: &mut Criterion) {
     let pool = common::single_thread_pool();
     for spec in SCENES.iter().map(|s| s.scaled()) {
         let mut group = c.benchmark_group(format!("sap_frame/{}", spec.label()));
+        // On the sleeping scene, also Sap with its asleep lists turned off (every box in the
+        // awake arrays, as all are in PhysX's): what keeping resting boxes apart buys.
+        let no_sleep = (spec.kind == SceneKind::Sleeping).then_some(NO_SLEEP);
         let names = ALGORITHMS
             .iter()
             .map(|&(name, _)| name)
+            .chain(no_sleep)
             .chain(["parry3d_bvh"]);
         for name in names {
             // Built on the first call (only when the id passes the filter), outside the timing.
@@ -70,18 +78,7 @@ fn frames(c: &mut Criterion) {
                 let (scene, contender) = state.get_or_insert_with(|| {
                     pool.install(|| {
                         let scene = spec.build();
-                        let contender: Box<dyn Contender> = match ALGORITHMS
-                            .iter()
-                            .find(|&&(n, _)| n == name)
-                        {
-                            Some(&(_, algorithm)) => {
-                                Box::new(BroadPhaseContender::new(algorithm, config(), &scene))
-                            }
-                            None => {
-                                yardstick::check_against_abp(Mode::Rapier, &scene, CHECK_FRAMES);
-                                Box::new(Yardstick::new(Mode::Rapier, &scene))
-                            }
-                        };
+                        let contender = contender(name, &scene);
                         (scene, contender)
                     })
                 });
@@ -92,6 +89,23 @@ fn frames(c: &mut Criterion) {
         }
         group.finish();
     }
+}
+
+/// The contender called `name`, built on `scene` at its start.
+fn contender(name: &str, scene: &Scene) -> Box<dyn Contender> {
+    if let Some(&(_, algorithm)) = ALGORITHMS.iter().find(|&&(n, _)| n == name) {
+        return Box::new(BroadPhaseContender::new(algorithm, config(), scene));
+    }
+    if name == NO_SLEEP {
+        let settings = SapSettings {
+            sleep_after: None,
+            ..SapSettings::default()
+        };
+        let sap = Sap::with_settings(config(), settings);
+        return Box::new(BroadPhaseContender::with_broad_phase(Box::new(sap), scene));
+    }
+    yardstick::check_against_abp(Mode::Rapier, scene, CHECK_FRAMES);
+    Box::new(Yardstick::new(Mode::Rapier, scene))
 }
 
 fn batch_insert(c: &mut Criterion) {
