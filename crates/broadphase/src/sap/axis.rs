@@ -536,7 +536,11 @@ fn joining<'s>(
     let n = joiners.len() as u32;
     let (min_keys, max_keys) = (by_min.keys(), by_max.keys());
     let (mut f, mut g) = (0usize, 0usize);
-    ids.iter().map(move |&id| {
+    ids.iter().enumerate().map(move |(k, &id)| {
+        // Joiners are read in coordinate order, not in their own.
+        if let Some(&ahead) = ids.get(k + PREFETCH_AHEAD) {
+            prefetch(&joiners[(ahead % n.max(1)) as usize]);
+        }
         let j = &joiners[(id % n.max(1)) as usize];
         let mut e = End::new(&j.keys, axis, j.slot, id >= n);
         let c = e.coord;
