@@ -94,8 +94,9 @@ use batch::Batch;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SapSettings {
     /// Updates a box must stay still before it may leave the awake arrays for the asleep lists
-    /// (`None`: boxes never sleep). Boxes go to sleep in batches, once at least a fifth of the
-    /// awake boxes may.
+    /// (`None`: boxes never sleep; `Some(0)` acts as `Some(1)`). Only updates with some change
+    /// count. Boxes go to sleep in batches, once at least a fifth of the awake boxes may: each
+    /// batch is one merge per asleep list.
     pub sleep_after: Option<u8>,
     /// A box whose move would cross more than about this many endpoints (estimated from the
     /// distance and the density of boxes) is re-inserted and paired by box pruning instead of
