@@ -149,6 +149,15 @@ impl BoxList {
         self.tags.clear();
     }
 
+    /// Makes room for `n` more boxes.
+    pub(crate) fn reserve(&mut self, n: usize) {
+        self.min_x.reserve(n);
+        self.max_x.reserve(n);
+        self.uv.reserve(n);
+        self.ids.reserve(n);
+        self.tags.reserve(n);
+    }
+
     /// Appends a box; the caller keeps the list sorted (pushes in `min_x` order).
     #[inline]
     pub(crate) fn push(&mut self, b: &EncodedBox, id: u32, tag: u32) {

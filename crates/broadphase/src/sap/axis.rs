@@ -370,9 +370,11 @@ impl Axis {
     }
 
     /// Moves the awake boxes marked [`GOING`] into the asleep lists, dropping stale entries.
-    pub(super) fn put_to_sleep(&mut self, state: &[u8]) {
+    pub(super) fn put_to_sleep(&mut self, state: &[u8], going: usize) {
         let mut going_min = BoxList::default();
         let mut going_max = BoxList::default();
+        going_min.reserve(going);
+        going_max.reserve(going);
         self.ends.retain(|e| {
             if state[e.slot() as usize] & GOING == 0 {
                 return true;
@@ -386,8 +388,16 @@ impl Axis {
             false
         });
         self.compact_asleep(state);
-        self.asleep_min.merge_in(&going_min);
-        self.asleep_max.merge_in(&going_max);
+        for (list, going) in [
+            (&mut self.asleep_min, going_min),
+            (&mut self.asleep_max, going_max),
+        ] {
+            if list.is_empty() {
+                *list = going;
+            } else {
+                list.merge_in(&going);
+            }
+        }
         self.reset_fingers();
         // The widest box may have gone: measure again (the passes only ever widen it).
         self.awake_width = self

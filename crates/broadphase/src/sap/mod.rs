@@ -162,8 +162,9 @@ pub struct Sap {
     stale: usize,
     /// The store's shift count at the last update.
     shifts_seen: u64,
-    /// New and re-inserted boxes of this update.
+    /// New and re-inserted boxes of this update, and how many of them are fixed.
     fresh: usize,
+    fresh_fixed: usize,
     /// Candidate pairs of this update (scratch).
     created: Vec<u64>,
     deleted: Vec<u64>,
@@ -231,6 +232,7 @@ impl Sap {
             stale: 0,
             shifts_seen: 0,
             fresh: 0,
+            fresh_fixed: 0,
             created: Vec::new(),
             deleted: Vec::new(),
             new_list: BoxList::default(),
@@ -287,6 +289,7 @@ impl Sap {
         self.state[slot] = (self.state[slot] & DROP) | FRESH | AWAKE | fixed;
         self.still[slot] = 0;
         self.fresh += 1;
+        self.fresh_fixed += usize::from(fixed != 0);
         self.joiners.push(Joiner {
             slot: slot as u32,
             keys,
@@ -308,6 +311,7 @@ impl Sap {
         let far = self.far_scale(shifted);
         let limit = f64::from(self.settings.far_move);
         self.fresh = 0;
+        self.fresh_fixed = 0;
         self.joiners.clear();
         for k in 0..self.store.dirty().len() {
             let slot = self.store.dirty()[k] as usize;
@@ -440,13 +444,22 @@ impl Sap {
     fn settle(&mut self) {
         self.joiners.clear();
         // Stillness, counted on the x axis's minima (one per awake box), unless every awake
-        // box moved or arrived.
+        // box moved or arrived (and none is fixed). A fixed box that arrives sleeps at once:
+        // fixed boxes rarely move.
         self.going.clear();
         let busy = self.counts.moved as usize + self.fresh;
-        if let Some(after) = self.settings.sleep_after.filter(|_| busy < self.awake()) {
+        let sleep_after = self.settings.sleep_after;
+        if let Some(after) = sleep_after.filter(|_| busy < self.awake() || self.fresh_fixed > 0) {
             for e in &self.axes[0].ends {
                 let slot = e.slot() as usize;
-                if e.is_max() || self.state[slot] & (MOVED | FRESH) != 0 {
+                let st = self.state[slot];
+                if e.is_max() || st & MOVED != 0 {
+                    continue;
+                }
+                if st & FRESH != 0 {
+                    if st & FIXED != 0 {
+                        self.going.push(slot as u32);
+                    }
                     continue;
                 }
                 self.still[slot] = self.still[slot].saturating_add(1);
@@ -468,13 +481,13 @@ impl Sap {
             for &slot in &self.going {
                 self.state[slot as usize] |= GOING;
             }
-            let state = &self.state;
+            let (state, going) = (&self.state, self.going.len());
             if self.parallel {
                 let [a, b, c] = &mut self.axes;
-                sleep_parallel(a, b, c, state);
+                sleep_parallel(a, b, c, state, going);
             } else {
                 for axis in &mut self.axes {
-                    axis.put_to_sleep(state);
+                    axis.put_to_sleep(state, going);
                 }
             }
             for &slot in &self.going {
@@ -530,18 +543,23 @@ fn run_parallel(a: &mut Axis, b: &mut Axis, c: &mut Axis, sh: &Shared<'_>) {
 }
 
 #[cfg(feature = "parallel")]
-fn sleep_parallel(a: &mut Axis, b: &mut Axis, c: &mut Axis, state: &[u8]) {
+fn sleep_parallel(a: &mut Axis, b: &mut Axis, c: &mut Axis, state: &[u8], going: usize) {
     rayon::join(
-        || a.put_to_sleep(state),
-        || rayon::join(|| b.put_to_sleep(state), || c.put_to_sleep(state)),
+        || a.put_to_sleep(state, going),
+        || {
+            rayon::join(
+                || b.put_to_sleep(state, going),
+                || c.put_to_sleep(state, going),
+            )
+        },
     );
 }
 
 #[cfg(not(feature = "parallel"))]
-fn sleep_parallel(a: &mut Axis, b: &mut Axis, c: &mut Axis, state: &[u8]) {
-    a.put_to_sleep(state);
-    b.put_to_sleep(state);
-    c.put_to_sleep(state);
+fn sleep_parallel(a: &mut Axis, b: &mut Axis, c: &mut Axis, state: &[u8], going: usize) {
+    a.put_to_sleep(state, going);
+    b.put_to_sleep(state, going);
+    c.put_to_sleep(state, going);
 }
 
 impl SpatialIndex for Sap {
