@@ -244,13 +244,20 @@ pub enum Algorithm {
     BruteForce,
     /// PhysX's automatic box pruning, region-free ([`crate::Abp`]).
     Abp,
+    /// PhysX's incremental three-axis sweep-and-prune ([`crate::Sap`]).
+    Sap,
     /// Uniform-grid spatial subdivision, GPU Gems 3 chapter 32 ([`crate::Grid`]).
     Grid,
 }
 
 impl Algorithm {
     /// Every algorithm this build provides.
-    pub const ALL: &'static [Algorithm] = &[Algorithm::BruteForce, Algorithm::Abp, Algorithm::Grid];
+    pub const ALL: &'static [Algorithm] = &[
+        Algorithm::BruteForce,
+        Algorithm::Abp,
+        Algorithm::Sap,
+        Algorithm::Grid,
+    ];
 
     /// The name used on the command line: lower case, e.g. `abp`, `brute-force`.
     #[must_use]
@@ -258,6 +265,7 @@ impl Algorithm {
         match self {
             Algorithm::BruteForce => "brute-force",
             Algorithm::Abp => "abp",
+            Algorithm::Sap => "sap",
             Algorithm::Grid => "grid",
         }
     }
@@ -404,6 +412,7 @@ pub fn new(algorithm: Algorithm, config: Config) -> Box<dyn BroadPhase> {
     match algorithm {
         Algorithm::BruteForce => Box::new(crate::BruteForce::new(config)),
         Algorithm::Abp => Box::new(crate::Abp::new(config)),
+        Algorithm::Sap => Box::new(crate::Sap::new(config)),
         Algorithm::Grid => Box::new(crate::Grid::new(config)),
     }
 }

@@ -29,6 +29,7 @@
 //! |---|---|
 //! | [`Abp`] | the default: many objects move, objects come and go, no set-up |
 //! | [`Grid`] | boxes of similar size, most of them moving (particles, debris, crowds); a few oversized boxes go to coarser levels |
+//! | [`Sap`] | most objects rest (sleeping bodies, level geometry) and few come and go |
 //! | [`BruteForce`] | a few hundred objects at most, or as a reference in tests |
 //!
 //! # Features
@@ -54,6 +55,7 @@ mod pairs;
 mod prune;
 pub mod query;
 pub mod radix;
+mod sap;
 mod store;
 #[cfg(feature = "testing")]
 pub mod testing;
@@ -68,6 +70,7 @@ pub use events::PairEvents;
 pub use grid::{Grid, GridSettings, Schedule, SortAndSweep, SweepFigures};
 pub use id::{Pair, ProxyId};
 pub use query::{CastHit, Obb, Ray, RayHit};
+pub use sap::{Sap, SapSettings};
 
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]

@@ -70,6 +70,33 @@ pub(crate) fn key_slots(k: u64) -> (u32, u32) {
     ((k >> 32) as u32, k as u32)
 }
 
+/// Removes the keys present in both sorted lists from both: a pair that an update both
+/// deleted and created (a proxy re-inserted, a pair re-found) stays as it was.
+pub(crate) fn cancel_common(a: &mut Vec<u64>, b: &mut Vec<u64>) {
+    if a.is_empty() || b.is_empty() {
+        return;
+    }
+    let (mut i, mut j, mut wa, mut wb) = (0, 0, 0, 0);
+    while i < a.len() || j < b.len() {
+        let x = a.get(i).copied().unwrap_or(u64::MAX);
+        let y = b.get(j).copied().unwrap_or(u64::MAX);
+        if x == y {
+            i += 1;
+            j += 1;
+        } else if x < y {
+            a[wa] = x;
+            wa += 1;
+            i += 1;
+        } else {
+            b[wb] = y;
+            wb += 1;
+            j += 1;
+        }
+    }
+    a.truncate(wa);
+    b.truncate(wb);
+}
+
 impl PairSet {
     /// The pairs, in a deterministic but unspecified order.
     #[inline]
@@ -313,33 +340,6 @@ pub(crate) fn diff_pairs(
             j += 1;
         }
     }
-}
-
-/// Removes the keys present in both sorted lists from both: a pair that moved from one part of
-/// the set to another is a created and a deleted candidate, and neither event.
-pub(crate) fn cancel_common(a: &mut Vec<u64>, b: &mut Vec<u64>) {
-    if a.is_empty() || b.is_empty() {
-        return;
-    }
-    let (mut i, mut j, mut wa, mut wb) = (0, 0, 0, 0);
-    while i < a.len() || j < b.len() {
-        let x = a.get(i).copied().unwrap_or(u64::MAX);
-        let y = b.get(j).copied().unwrap_or(u64::MAX);
-        if x == y {
-            i += 1;
-            j += 1;
-        } else if x < y {
-            a[wa] = x;
-            wa += 1;
-            i += 1;
-        } else {
-            b[wb] = y;
-            wb += 1;
-            j += 1;
-        }
-    }
-    a.truncate(wa);
-    b.truncate(wb);
 }
 
 #[cfg(test)]

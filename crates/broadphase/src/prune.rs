@@ -42,7 +42,7 @@ impl EncodedBox {
 
 /// The inclusive overlap test on the two non-sweep axes.
 #[inline(always)]
-fn uv_overlap(p: &[u32; 4], q: &[u32; 4]) -> bool {
+pub(crate) fn uv_overlap(p: &[u32; 4], q: &[u32; 4]) -> bool {
     (p[0] <= q[2]) & (q[0] <= p[2]) & (p[1] <= q[3]) & (q[1] <= p[3])
 }
 
@@ -106,6 +106,24 @@ impl BoxList {
         &self.uv[i]
     }
 
+    /// The sweep-axis minimum keys in order, followed by the sentinel.
+    #[inline]
+    pub(crate) fn keys(&self) -> &[u32] {
+        &self.min_x
+    }
+
+    /// The sweep-axis maximum keys, in list order.
+    #[inline]
+    pub(crate) fn max_keys(&self) -> &[u32] {
+        &self.max_x
+    }
+
+    /// The keys on the two other axes, in list order.
+    #[inline]
+    pub(crate) fn uvs(&self) -> &[[u32; 4]] {
+        &self.uv
+    }
+
     /// The sweep-axis maximum key of box `i`.
     #[inline]
     pub(crate) fn max_x(&self, i: usize) -> u32 {
@@ -129,6 +147,15 @@ impl BoxList {
         self.uv.clear();
         self.ids.clear();
         self.tags.clear();
+    }
+
+    /// Makes room for `n` more boxes.
+    pub(crate) fn reserve(&mut self, n: usize) {
+        self.min_x.reserve(n);
+        self.max_x.reserve(n);
+        self.uv.reserve(n);
+        self.ids.reserve(n);
+        self.tags.reserve(n);
     }
 
     /// Appends a box; the caller keeps the list sorted (pushes in `min_x` order).

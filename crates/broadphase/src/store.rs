@@ -41,6 +41,10 @@ pub(crate) struct Store {
     all_layers_collide: bool,
     /// Layers whose collision rules changed since the last update.
     rule_changes: u64,
+    /// The layers whose rules changed before the update in progress (set by `begin_update`).
+    rules_changed: u64,
+    /// Origin shifts so far: an algorithm compares it with the count at its last update.
+    shifts: u64,
     pub(crate) pairs: PairSet,
     pub(crate) events: PairEvents,
     /// Candidate overlap tests made by the last update (for stats).
@@ -72,6 +76,8 @@ impl Store {
             matrix: LayerMatrix::default(),
             all_layers_collide: true,
             rule_changes: 0,
+            rules_changed: 0,
+            shifts: 0,
             pairs: PairSet::default(),
             events: PairEvents::default(),
             tests: 0,
@@ -221,7 +227,22 @@ impl Store {
             }
         }
         self.recompute_bounds();
+        self.shifts += 1;
         Ok(())
+    }
+
+    /// How many origin shifts succeeded so far: an algorithm that remembers the count at its
+    /// last update knows whether every box moved by a shift since.
+    #[inline]
+    pub(crate) fn shift_count(&self) -> u64 {
+        self.shifts
+    }
+
+    /// The layers (one bit each) whose collision rules changed before the update in progress:
+    /// the proxies on them are dirty because the filter changed, whether or not they moved.
+    #[inline]
+    pub(crate) fn rules_changed(&self) -> u64 {
+        self.rules_changed
     }
 
     pub(crate) fn set_layers_collide(
@@ -248,6 +269,7 @@ impl Store {
     pub(crate) fn begin_update(&mut self) {
         self.events.clear();
         self.tests = 0;
+        self.rules_changed = self.rule_changes;
         if self.rule_changes != 0 {
             for slot in 0..self.aabbs.len() {
                 if self.flags[slot] & ALIVE != 0

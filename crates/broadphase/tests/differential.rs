@@ -136,3 +136,112 @@ fn grid_with_large_cells_matches_brute_force() {
     };
     testing::check_algorithm_with(|| grid(settings, Config::default()), &GRID_VARIANT);
 }
+
+#[test]
+fn sap_matches_brute_force() {
+    check(Algorithm::Sap);
+}
+
+#[test]
+fn sap_variants_match_brute_force() {
+    // Boxes asleep after one still update (the asleep lists and their stale entries in every
+    // sequence), single-threaded; never asleep (the awake arrays alone); and every move
+    // treated as a jump (re-inserted and paired by box pruning).
+    let options = testing::CheckOptions {
+        small_cases: 500,
+        large_cases: 250,
+        crowd_cases: 12,
+    };
+    for (settings, parallel) in [
+        (
+            broadphase::SapSettings {
+                sleep_after: Some(1),
+                far_move: u32::MAX,
+            },
+            false,
+        ),
+        (
+            broadphase::SapSettings {
+                sleep_after: None,
+                far_move: u32::MAX,
+            },
+            true,
+        ),
+        (
+            broadphase::SapSettings {
+                sleep_after: Some(1),
+                far_move: 0,
+            },
+            true,
+        ),
+    ] {
+        testing::check_algorithm_with(
+            || {
+                Box::new(broadphase::Sap::with_settings(
+                    Config::default().with_parallel(parallel),
+                    settings,
+                ))
+            },
+            &options,
+        );
+    }
+}
+
+/// The cases the sweep-and-prune is most likely to get wrong, as one scripted sequence checked
+/// against BruteForce after every update: thousands of boxes on a lattice (so that many touch
+/// at exactly equal coordinates) inserted in one batch, boxes sliding into contact, most boxes
+/// at rest (asleep) while others move among them, half of them removed and thousands inserted
+/// in one update, and origin shifts, one large enough to round coordinates.
+#[test]
+fn sap_large_batches_touching_boxes_and_shifts() {
+    use broadphase::testing::{check_sequence, Op, Pick};
+    use broadphase::{Aabb, ProxyDesc};
+
+    let lattice = |n: usize, offset: f32| -> Vec<(Aabb, ProxyDesc)> {
+        (0..n)
+            .map(|i| {
+                // Unit cubes touching face to face on y, half a unit apart on x: a nudge of
+                // half a unit on x brings two into exact contact or out of it.
+                let (x, y, z) = ((i % 40) as f32, ((i / 40) % 40) as f32, (i / 1600) as f32);
+                let min = [1.5 * x + offset, y, 2.0 * z];
+                let desc = if i % 7 == 0 {
+                    ProxyDesc::fixed()
+                } else {
+                    ProxyDesc::dynamic()
+                };
+                (
+                    Aabb::new(min, [min[0] + 1.0, min[1] + 1.0, min[2] + 1.0]),
+                    desc,
+                )
+            })
+            .collect()
+    };
+    let mut ops = vec![Op::InsertBatch(lattice(4000, 0.0)), Op::Update, Op::Update];
+    for frame in 0..6 {
+        // A few boxes slide by half a unit: into and out of exact contact.
+        for k in 0..200 {
+            let step = if frame % 2 == 0 { 0.5 } else { -0.5 };
+            ops.push(Op::Nudge(Pick(k * 17 + frame), [step, 0.0, 0.0]));
+        }
+        ops.push(Op::Update);
+    }
+    for k in 0..2000 {
+        ops.push(Op::Remove(Pick(k * 3)));
+    }
+    ops.push(Op::InsertBatch(lattice(3000, 0.5)));
+    ops.push(Op::Update);
+    ops.push(Op::ShiftOrigin([0.5, -1.0, 0.0]));
+    ops.push(Op::Update);
+    ops.push(Op::ShiftOrigin([3.0e6, 0.0, -3.0e6]));
+    ops.push(Op::Update);
+    for k in 0..100 {
+        ops.push(Op::Nudge(Pick(k * 31), [0.0, 0.5, 0.0]));
+    }
+    ops.push(Op::Update);
+    for parallel in [true, false] {
+        let make = || broadphase::new(Algorithm::Sap, Config::default().with_parallel(parallel));
+        if let Err(e) = check_sequence(&make, &ops) {
+            panic!("{e}");
+        }
+    }
+}
