@@ -41,6 +41,7 @@ mod aabb;
 mod abp;
 mod broad_phase;
 mod brute;
+mod cells;
 mod desc;
 pub mod encode;
 mod error;

@@ -395,6 +395,7 @@ impl Store {
     }
 
     /// The key of every persistent pair.
+    #[allow(dead_code)] // for algorithms that rebuild their pairs from scratch
     pub(crate) fn pair_keys(&self) -> impl Iterator<Item = u64> + '_ {
         self.pairs.keys()
     }
