@@ -241,11 +241,14 @@ pub enum Algorithm {
     BruteForce,
     /// PhysX's automatic box pruning, region-free ([`crate::Abp`]).
     Abp,
+    /// PhysX's multi-box pruning, with regions ([`crate::Mbp`]; with no set-up it derives its
+    /// regions from the boxes).
+    Mbp,
 }
 
 impl Algorithm {
     /// Every algorithm this build provides.
-    pub const ALL: &'static [Algorithm] = &[Algorithm::BruteForce, Algorithm::Abp];
+    pub const ALL: &'static [Algorithm] = &[Algorithm::BruteForce, Algorithm::Abp, Algorithm::Mbp];
 
     /// The name used on the command line: lower case, e.g. `abp`, `brute-force`.
     #[must_use]
@@ -253,6 +256,7 @@ impl Algorithm {
         match self {
             Algorithm::BruteForce => "brute-force",
             Algorithm::Abp => "abp",
+            Algorithm::Mbp => "mbp",
         }
     }
 }
@@ -398,5 +402,6 @@ pub fn new(algorithm: Algorithm, config: Config) -> Box<dyn BroadPhase> {
     match algorithm {
         Algorithm::BruteForce => Box::new(crate::BruteForce::new(config)),
         Algorithm::Abp => Box::new(crate::Abp::new(config)),
+        Algorithm::Mbp => Box::new(crate::Mbp::new(config)),
     }
 }

@@ -28,6 +28,7 @@
 //! | algorithm | use it when |
 //! |---|---|
 //! | [`Abp`] | the default: many objects move, objects come and go, no set-up |
+//! | [`Mbp`] | many objects move in a world you can bound: regions you choose (PhysX's grid over world bounds, Unreal's set-up) or derived from the boxes; objects outside every region are reported out of bounds |
 //! | [`BruteForce`] | a few hundred objects at most, or as a reference in tests |
 //!
 //! # Features
@@ -48,6 +49,7 @@ mod error;
 mod events;
 pub mod filter;
 mod id;
+mod mbp;
 mod pairs;
 mod prune;
 pub mod query;
@@ -64,6 +66,9 @@ pub use desc::{Group, Layer, LayerMask, Mobility, ProxyDesc};
 pub use error::Error;
 pub use events::PairEvents;
 pub use id::{Pair, ProxyId};
+pub use mbp::{
+    regions_from_bounds, Mbp, MbpSettings, MbpTuning, RegionId, RegionInfo, MAX_REGIONS,
+};
 pub use query::{CastHit, Obb, Ray, RayHit};
 
 #[cfg(doctest)]

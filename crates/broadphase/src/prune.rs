@@ -129,6 +129,18 @@ impl BoxList {
         self.tags[i]
     }
 
+    /// The slot ids, in list order.
+    #[inline]
+    pub(crate) fn ids(&self) -> &[u32] {
+        &self.ids
+    }
+
+    /// The tags, in list order.
+    #[inline]
+    pub(crate) fn tags(&self) -> &[u32] {
+        &self.tags
+    }
+
     /// The keys on the two other axes of box `i`: `[min_u, min_v, max_u, max_v]`, encoded.
     #[inline]
     #[allow(dead_code)] // part of the list's interface; the sweeps read the arrays directly
@@ -169,6 +181,24 @@ impl BoxList {
         ));
         let to = signed(encode_at_least(f64::from(hi)));
         keys.partition_point(|&k| k < from)..keys.partition_point(|&k| k <= to)
+    }
+
+    /// The box holding every box of the list (in keys, decoded), or `None` when empty.
+    /// `axes` are the list's `[sweep, u, v]`.
+    pub(crate) fn bounds(&self, axes: [usize; 3]) -> Option<Aabb> {
+        let n = self.len();
+        if n == 0 {
+            return None;
+        }
+        let lo = |v: &[i32]| v[..n].iter().copied().min().unwrap_or(SENTINEL);
+        let hi = |v: &[i32]| v[..n].iter().copied().max().unwrap_or(FILL_MAX);
+        let f = |k: i32| decode(unsigned(k));
+        let [x, u, v] = axes;
+        let mut b = Aabb::new([0.0; 3], [0.0; 3]);
+        (b.min[x], b.max[x]) = (f(lo(&self.min_x)), f(hi(&self.max_x)));
+        (b.min[u], b.max[u]) = (f(lo(&self.min_u)), f(hi(&self.max_u)));
+        (b.min[v], b.max[v]) = (f(lo(&self.min_v)), f(hi(&self.max_v)));
+        Some(b)
     }
 
     /// Appends the padding after the last box.

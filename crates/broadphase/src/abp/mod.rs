@@ -23,7 +23,7 @@ mod settings;
 use std::collections::HashSet;
 use std::ops::ControlFlow;
 
-use crate::cells::grid::{CellRange, Grid};
+use crate::cells::grid::{pad_stretch, CellRange, Grid};
 use crate::cells::{self, Arrival, Cell, Cells, Rules};
 use crate::prune::EncodedBox;
 use crate::query::{forward_queries, segment_bounds, Ray, SpatialIndex};
@@ -341,17 +341,6 @@ impl SpatialIndex for Abp {
         }
         ControlFlow::Continue(())
     }
-}
-
-/// A ray's stretch widened by a relative hair all round: the rounding of the ray's points.
-pub(crate) fn pad_stretch(stretch: &Aabb) -> Aabb {
-    let pad = stretch
-        .min
-        .iter()
-        .chain(&stretch.max)
-        .fold(0.0f32, |m, c| m.max(c.abs()))
-        * 1e-6;
-    stretch.inflated(pad + f32::MIN_POSITIVE)
 }
 
 impl BroadPhase for Abp {

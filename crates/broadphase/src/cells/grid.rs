@@ -103,6 +103,15 @@ impl Spread {
     }
 }
 
+/// Per axis, the 2nd and 98th percentiles of the box centres of a deterministic sample of
+/// the `n` boxes, or `None` for no boxes.
+pub(crate) fn centre_spread<'a>(
+    n: usize,
+    boxes: impl Iterator<Item = &'a Aabb>,
+) -> Option<([f64; 3], [f64; 3])> {
+    Spread::of(n, boxes).map(|s| (s.lo, s.hi))
+}
+
 impl Grid {
     /// One cell: a plain sweep along `axis`.
     pub fn single(axis: usize) -> Self {
@@ -181,7 +190,7 @@ impl Grid {
     }
 
     /// The cell of coordinate `x` on cut axis `k`; monotone in `x`, clamped to the grid.
-    #[inline]
+    #[inline(always)]
     fn cell(&self, k: usize, x: f32) -> u16 {
         let t = (f64::from(x) - self.origin[k]) * self.inv_cell[k];
         let last = (self.cells[k] - 1) as f64;
@@ -229,7 +238,7 @@ impl Grid {
     }
 
     /// The cells `aabb` covers.
-    #[inline]
+    #[inline(always)]
     pub fn range(&self, aabb: &Aabb) -> CellRange {
         let [_, u, v] = self.axes;
         CellRange {
@@ -239,6 +248,17 @@ impl Grid {
             v1: self.cell(1, aabb.max[v]),
         }
     }
+}
+
+/// A ray's stretch widened by a relative hair all round: the rounding of the ray's points.
+pub(crate) fn pad_stretch(stretch: &Aabb) -> Aabb {
+    let pad = stretch
+        .min
+        .iter()
+        .chain(&stretch.max)
+        .fold(0.0f32, |m, c| m.max(c.abs()))
+        * 1e-6;
+    stretch.inflated(pad + f32::MIN_POSITIVE)
 }
 
 #[cfg(test)]

@@ -53,6 +53,12 @@ pub(crate) fn tag_region(t: u32) -> usize {
     (t >> REGION_SHIFT) as usize
 }
 
+/// A tag or key without its region: the cell coordinates within the region.
+#[inline]
+pub(crate) fn local(t: u32) -> u32 {
+    t & ((1 << REGION_SHIFT) - 1)
+}
+
 /// Where the pair of two entries tagged `a` and `b`, found in the cell with key `key`, belongs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Home {
@@ -165,6 +171,8 @@ pub(crate) struct Cell {
     deleted: Vec<u64>,
     /// Candidates tested this update.
     tests: u64,
+    /// A box holding every box of the cell, kept when the owner asks ([`Cells::track_bounds`]).
+    pub bounds: Option<Aabb>,
 }
 
 impl Cell {
@@ -174,6 +182,19 @@ impl Cell {
             key,
             prune,
             ..Self::default()
+        }
+    }
+
+    /// Boxes held (fixed and dynamic).
+    pub(crate) fn len(&self) -> usize {
+        self.fixed.len() + self.dynamic.len()
+    }
+
+    /// Measures the box holding every box of the cell, or `None` when empty.
+    fn measure(&self, axes: [usize; 3]) -> Option<Aabb> {
+        match (self.fixed.bounds(axes), self.dynamic.bounds(axes)) {
+            (Some(a), Some(b)) => Some(a.union(&b)),
+            (a, b) => a.or(b),
         }
     }
 
@@ -208,6 +229,13 @@ impl Cell {
             }
         }
         ControlFlow::Continue(())
+    }
+
+    /// Every slot held, with its tag.
+    pub(crate) fn entries(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        [&self.fixed, &self.dynamic]
+            .into_iter()
+            .flat_map(|l| l.ids().iter().copied().zip(l.tags().iter().copied()))
     }
 }
 
@@ -262,6 +290,8 @@ pub(crate) struct Cells {
     created: Vec<u64>,
     deleted: Vec<u64>,
     tests: u64,
+    /// With the axes of the cells' boxes: every touched cell measures its bounds.
+    pub track_bounds: Option<[usize; 3]>,
 }
 
 impl Cells {
@@ -392,9 +422,12 @@ impl Cells {
     {
         self.touched.sort_unstable();
         let chunks = &self.chunks[..self.active];
-        let (is_touched, leavers) = (&self.is_touched, &self.leavers);
+        let (is_touched, leavers, track) = (&self.is_touched, &self.leavers, self.track_bounds);
         let work = |c: usize, cell: &mut Cell, scratch: &mut Scratch| {
             prune_cell(cell, c, leavers[c], chunks, scratch, rules);
+            if let Some(axes) = track {
+                cell.bounds = cell.measure(axes);
+            }
         };
         if parallel && self.dealt >= PARALLEL_MIN && self.touched.len() > 1 {
             par::for_each_touched(&mut self.cells, is_touched, work);
