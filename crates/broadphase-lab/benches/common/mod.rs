@@ -129,7 +129,15 @@ impl BroadPhaseContender {
     /// # Panics
     /// If the broad phase rejects a scene box (a scene bug).
     pub fn new(algorithm: Algorithm, config: Config, scene: &Scene) -> Self {
-        let mut bp = broadphase::new(algorithm, config);
+        Self::with(broadphase::new(algorithm, config), scene)
+    }
+
+    /// As [`BroadPhaseContender::new`], for a broad phase already made (with its own knobs,
+    /// such as Mbp's regions).
+    ///
+    /// # Panics
+    /// If the broad phase rejects a scene box (a scene bug).
+    pub fn with(mut bp: Box<dyn BroadPhase>, scene: &Scene) -> Self {
         let ids = bp
             .insert_batch(&scene.initial())
             .expect("the scene's boxes are valid");
