@@ -24,7 +24,7 @@ use std::collections::HashSet;
 use std::ops::ControlFlow;
 
 use crate::cells::grid::{pad_stretch, CellRange, Grid};
-use crate::cells::{self, Arrival, Cell, Cells, Rules};
+use crate::cells::{self, split_slots, Arrival, Cell, Cells, Rules};
 use crate::prune::EncodedBox;
 use crate::query::{forward_queries, segment_bounds, Ray, SpatialIndex};
 use crate::store::{forward_to_store, Store};
@@ -61,19 +61,19 @@ pub struct Abp {
     entries: usize,
     /// Boxes in the structure whose centre lies outside the grid.
     outside_count: usize,
-    /// Slots to deal (all live ones after a new layout) and what dealing returns per slot.
+    /// Slots to deal (all live ones after a new layout).
     to_deal: Vec<u32>,
-    dealt: Vec<Dealt>,
     rebuilds: u64,
 }
 
-/// What dealing a slot gives back: its columns and whether it lies outside the grid, or
-/// nothing for a removed slot.
-#[derive(Clone, Copy, Debug, Default)]
-struct Dealt {
-    range: CellRange,
-    outside: bool,
-    alive: bool,
+/// What one chunk of the dealing writes: the columns and outside flags of its own range of
+/// slots (starting at slot `base`), and its counts.
+struct DealChunk<'a> {
+    base: usize,
+    ranges: &'a mut [CellRange],
+    outside: &'a mut [bool],
+    entries: usize,
+    outside_count: usize,
 }
 
 impl Abp {
@@ -94,7 +94,7 @@ impl Abp {
 
     fn with_checked_settings(config: Config, settings: AbpSettings) -> Self {
         let mut cells = Cells::default();
-        cells.replace(0..0, vec![Cell::new(cells::tag(0, 0, 0), true)]);
+        cells.replace(0..0, vec![Cell::new(cells::tag(0, 0, 0), true, [0, 1, 2])]);
         Self {
             store: Store::new(&config),
             settings,
@@ -107,7 +107,6 @@ impl Abp {
             entries: 0,
             outside_count: 0,
             to_deal: Vec::new(),
-            dealt: Vec::new(),
             rebuilds: 0,
         }
     }
@@ -147,7 +146,7 @@ impl Abp {
         let grid = &self.grid;
         let columns = (0..grid.cells[0])
             .flat_map(|u| (0..grid.cells[1]).map(move |v| (u, v)))
-            .map(|(u, v)| Cell::new(cells::tag(0, u as u16, v as u16), true))
+            .map(|(u, v)| Cell::new(cells::tag(0, u as u16, v as u16), true, grid.axes))
             .collect();
         // Every pair will be found again in the new columns: the old columns' pairs become
         // deleted candidates, which the pairs found again cancel.
@@ -202,14 +201,23 @@ impl Abp {
             self.to_deal.extend_from_slice(self.store.dirty());
         }
         let (store, grid) = (&self.store, &self.grid);
-        self.cells.deal(
-            &self.to_deal,
-            self.parallel,
-            &mut self.dealt,
-            |slot, sink| {
+        let chunks = Cells::chunks_for(&self.to_deal, self.parallel);
+        let mut states: Vec<DealChunk> = split_slots(&mut self.ranges, &self.to_deal, chunks)
+            .into_iter()
+            .zip(split_slots(&mut self.outside, &self.to_deal, chunks))
+            .map(|((base, ranges), (_, outside))| DealChunk {
+                base,
+                ranges,
+                outside,
+                entries: 0,
+                outside_count: 0,
+            })
+            .collect();
+        self.cells
+            .deal(&self.to_deal, &mut states, |slot, sink, st| {
                 let s = slot as usize;
                 if !store.is_alive(s) {
-                    return Dealt::default();
+                    return;
                 }
                 let aabb = store.aabb_at(s);
                 let fixed = store.desc_at(s).is_fixed();
@@ -222,21 +230,15 @@ impl Abp {
                 for (u, v) in range.cells() {
                     sink.push(grid.index(u, v), arrival, fixed);
                 }
-                Dealt {
-                    range,
-                    outside: grid.is_outside(aabb),
-                    alive: true,
-                }
-            },
-        );
-        for (k, d) in self.dealt.iter().enumerate() {
-            if d.alive {
-                let slot = self.to_deal[k] as usize;
-                self.ranges[slot] = d.range;
-                self.outside[slot] = d.outside;
-                self.outside_count += usize::from(d.outside);
-                self.entries += d.range.count();
-            }
+                let outside = grid.is_outside(aabb);
+                st.ranges[s - st.base] = range;
+                st.outside[s - st.base] = outside;
+                st.outside_count += usize::from(outside);
+                st.entries += range.count();
+            });
+        for st in &states {
+            self.entries += st.entries;
+            self.outside_count += st.outside_count;
         }
     }
 
@@ -272,10 +274,9 @@ impl Abp {
         home: &mut dyn FnMut(u32, u32) -> bool,
         visit: &mut dyn FnMut(u32) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
-        let enc = EncodedBox::new(q, self.grid.axes);
         self.cells
             .get(self.grid.index(u, v))
-            .scan(q, &enc, self.grid.axes, &mut |slot, tag| {
+            .scan(q, &mut |slot, tag| {
                 if home(tag, slot) {
                     visit(slot)
                 } else {
@@ -376,7 +377,7 @@ impl BroadPhase for Abp {
         stats.memory_bytes += self.cells.memory_bytes()
             + self.ranges.capacity() * std::mem::size_of::<CellRange>()
             + self.outside.capacity()
-            + (self.to_deal.capacity() * 4 + self.dealt.capacity() * size_of::<Dealt>());
+            + self.to_deal.capacity() * 4;
         stats.counters = vec![
             ("columns", self.grid.len() as u64),
             ("sweep axis", self.grid.axes[0] as u64),

@@ -22,7 +22,7 @@ pub(crate) struct GridParams {
     pub min_boxes_for_cells: usize,
 }
 
-/// At most this many cells per axis: cell coordinates fit the 12-bit fields of a tag
+/// At most this many cells per axis: cell coordinates fit the 11-bit fields of a tag
 /// (`super::tag`).
 pub(crate) const MAX_CELLS_PER_AXIS: usize = 1024;
 /// Boxes sampled to choose a grid.

@@ -34,13 +34,17 @@ use crate::prune::{bipartite, complete, BoxList, EncodedBox};
 use crate::Aabb;
 
 /// Bits of the cut-axis fields of a tag.
-const FIELD_BITS: u32 = 12;
+const FIELD_BITS: u32 = 11;
 const FIELD: u32 = (1 << FIELD_BITS) - 1;
-const REGION_SHIFT: u32 = 2 * FIELD_BITS;
+/// The cell coordinates of a tag.
+const LOCAL: u32 = (1 << (2 * FIELD_BITS)) - 1;
+/// The flag of an entry whose box is in exactly two regions.
+pub(crate) const TWO_REGIONS: u32 = 1 << (2 * FIELD_BITS);
+const REGION_SHIFT: u32 = 24;
 
-/// The tag of an entry (or the key of a cell): `region` (8 bits), then the cell coordinates
-/// `u` and `v` in that region's grid (12 bits each). An entry's tag names its box's first
-/// (lowest) region and its first cell there.
+/// The tag of an entry (or the key of a cell): `region` (8 bits), a flag (see
+/// [`TWO_REGIONS`]), then the cell coordinates `u` and `v` in that region's grid (11 bits
+/// each). An entry's tag names its box's first (lowest) region and its first cell there.
 #[inline]
 pub(crate) fn tag(region: usize, u: u16, v: u16) -> u32 {
     debug_assert!(region < 256 && u32::from(u) <= FIELD && u32::from(v) <= FIELD);
@@ -53,10 +57,10 @@ pub(crate) fn tag_region(t: u32) -> usize {
     (t >> REGION_SHIFT) as usize
 }
 
-/// A tag or key without its region: the cell coordinates within the region.
+/// A tag or key without its region and flags: the cell coordinates within the region.
 #[inline]
 pub(crate) fn local(t: u32) -> u32 {
-    t & ((1 << REGION_SHIFT) - 1)
+    t & LOCAL
 }
 
 /// Where the pair of two entries tagged `a` and `b`, found in the cell with key `key`, belongs.
@@ -64,7 +68,7 @@ pub(crate) fn local(t: u32) -> u32 {
 pub(crate) enum Home {
     /// This cell reports it.
     Here,
-    /// Another cell of the same region does.
+    /// Another cell does.
     Elsewhere,
     /// This cell does, unless both boxes also touch a region below this one: both boxes start
     /// in lower regions (their first regions), which may or may not be shared.
@@ -76,12 +80,22 @@ pub(crate) enum Home {
 pub(crate) fn home(key: u32, a: u32, b: u32) -> Home {
     let u = ((a >> FIELD_BITS) & FIELD).max((b >> FIELD_BITS) & FIELD);
     let v = (a & FIELD).max(b & FIELD);
-    if (u << FIELD_BITS) | v != key & ((1 << REGION_SHIFT) - 1) {
+    if (u << FIELD_BITS) | v != key & LOCAL {
         return Home::Elsewhere;
     }
-    let r = (a >> REGION_SHIFT).max(b >> REGION_SHIFT);
-    match r.cmp(&(key >> REGION_SHIFT)) {
+    let (ra, rb) = (a >> REGION_SHIFT, b >> REGION_SHIFT);
+    match ra.max(rb).cmp(&(key >> REGION_SHIFT)) {
         std::cmp::Ordering::Equal => Home::Here,
+        // Both boxes are in this cell's region and start below it. A box in exactly two
+        // regions is in its first one and this one: two such boxes share a lower region
+        // exactly when they start in the same one.
+        std::cmp::Ordering::Less if a & b & TWO_REGIONS != 0 => {
+            if ra == rb {
+                Home::Elsewhere
+            } else {
+                Home::Here
+            }
+        }
         std::cmp::Ordering::Less => Home::HereUnlessLowerRegion,
         // Both boxes are in this cell's region, so neither starts above it.
         std::cmp::Ordering::Greater => Home::Elsewhere,
@@ -157,6 +171,8 @@ pub(crate) struct Cell {
     /// Whether the cell finds pairs. Mbp keeps its out-of-bounds boxes in a cell that does
     /// not: they are held for queries only.
     pub prune: bool,
+    /// `[sweep, u, v]`: the axis the cell's lists are sorted on, then the two others.
+    pub axes: [usize; 3],
     pub fixed: BoxList,
     pub dynamic: BoxList,
     /// This update's arrivals, sorted.
@@ -176,11 +192,12 @@ pub(crate) struct Cell {
 }
 
 impl Cell {
-    /// An empty cell.
-    pub(crate) fn new(key: u32, prune: bool) -> Self {
+    /// An empty cell sweeping along `axes[0]`.
+    pub(crate) fn new(key: u32, prune: bool, axes: [usize; 3]) -> Self {
         Self {
             key,
             prune,
+            axes,
             ..Self::default()
         }
     }
@@ -191,8 +208,8 @@ impl Cell {
     }
 
     /// Measures the box holding every box of the cell, or `None` when empty.
-    fn measure(&self, axes: [usize; 3]) -> Option<Aabb> {
-        match (self.fixed.bounds(axes), self.dynamic.bounds(axes)) {
+    fn measure(&self) -> Option<Aabb> {
+        match (self.fixed.bounds(self.axes), self.dynamic.bounds(self.axes)) {
             (Some(a), Some(b)) => Some(a.union(&b)),
             (a, b) => a.or(b),
         }
@@ -211,19 +228,18 @@ impl Cell {
                 * 8
     }
 
-    /// Visits the boxes of this cell that overlap `q` (`enc`, its keys on `axes`), as
-    /// `(slot, tag)`, until `visit` breaks.
+    /// Visits the boxes of this cell that overlap `q`, as `(slot, tag)`, until `visit`
+    /// breaks.
     pub(crate) fn scan(
         &self,
         q: &Aabb,
-        enc: &EncodedBox,
-        axes: [usize; 3],
         visit: &mut dyn FnMut(u32, u32) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
-        let x = axes[0];
+        let enc = EncodedBox::new(q, self.axes);
+        let x = self.axes[0];
         for list in [&self.fixed, &self.dynamic] {
             for i in list.sweep_range(q.min[x], q.max[x]) {
-                if list.overlaps(i, enc) {
+                if list.overlaps(i, &enc) {
                     visit(list.id(i), list.tag(i))?;
                 }
             }
@@ -290,8 +306,8 @@ pub(crate) struct Cells {
     created: Vec<u64>,
     deleted: Vec<u64>,
     tests: u64,
-    /// With the axes of the cells' boxes: every touched cell measures its bounds.
-    pub track_bounds: Option<[usize; 3]>,
+    /// Every touched cell measures its bounds.
+    pub track_bounds: bool,
 }
 
 impl Cells {
@@ -359,25 +375,36 @@ impl Cells {
         }
     }
 
-    /// Deals the arrivals of `slots`: `deal(slot, sink)` pushes the slot's arrivals (if any)
-    /// and returns what the caller keeps about it, stored in `out` at the slot's position.
-    /// The slots are cut into fixed chunks, dealt in parallel when `parallel`.
-    pub(crate) fn deal<T, F>(&mut self, slots: &[u32], parallel: bool, out: &mut Vec<T>, deal: F)
-    where
-        T: Copy + Default + Send,
-        F: Fn(u32, &mut Sink<'_>) -> T + Sync,
-    {
-        // The arrivals of a cell are read back chunk after chunk, so they come in slot-list
-        // order whatever the chunking: the chunk count can follow the threads.
-        let chunks = if parallel && slots.len() >= PARALLEL_MIN {
-            slots
-                .len()
-                .div_ceil(CHUNK_SLOTS)
-                .clamp(1, par::threads().min(MAX_CHUNKS))
+    /// How many chunks to deal `slots` in: one per thread when `parallel` and the update is
+    /// large, provided `slots` increase (then each chunk holds a range of slots of its own,
+    /// so owners can split their per-slot arrays between chunks: see [`split_slots`]); else
+    /// one. A cell reads its arrivals back chunk after chunk, so they come in slot-list order
+    /// whatever the chunking: the count can follow the threads without changing results.
+    pub(crate) fn chunks_for(slots: &[u32], parallel: bool) -> usize {
+        if !parallel || slots.len() < PARALLEL_MIN {
+            return 1;
+        }
+        let chunks = slots
+            .len()
+            .div_ceil(CHUNK_SLOTS)
+            .clamp(1, par::threads().min(MAX_CHUNKS));
+        if chunks > 1 && slots.windows(2).all(|w| w[0] < w[1]) {
+            chunks
         } else {
             1
-        };
-        let per_chunk = slots.len().div_ceil(chunks).max(1);
+        }
+    }
+
+    /// Deals the arrivals of `slots`, cut into `states.len()` chunks (as [`split_slots`]
+    /// cuts them), in parallel when there are several: `deal(slot, sink, state)` pushes the
+    /// slot's arrivals (if any) and records what its owner keeps in its chunk's `state`.
+    pub(crate) fn deal<S, F>(&mut self, slots: &[u32], states: &mut [S], deal: F)
+    where
+        S: Send,
+        F: Fn(u32, &mut Sink<'_>, &mut S) + Sync,
+    {
+        let chunks = states.len().max(1);
+        let per_chunk = chunk_len(slots.len(), chunks);
         if self.chunks.len() < chunks {
             self.chunks.resize_with(chunks, Chunk::default);
         }
@@ -388,21 +415,19 @@ impl Cells {
         }
         self.active = chunks;
         self.dealt = slots.len();
-        out.clear();
-        out.resize(slots.len(), T::default());
-        let work = |chunk: &mut Chunk, slots: &[u32], out: &mut [T]| {
+        let work = |chunk: &mut Chunk, slots: &[u32], state: &mut S| {
             let mut sink = Sink { chunk };
-            for (k, &slot) in slots.iter().enumerate() {
-                out[k] = deal(slot, &mut sink);
+            for &slot in slots {
+                deal(slot, &mut sink, state);
             }
         };
         let jobs = self.chunks[..chunks]
             .iter_mut()
-            .zip(slots.chunks(per_chunk).zip(out.chunks_mut(per_chunk)));
+            .zip(slots.chunks(per_chunk).zip(states.iter_mut()));
         if chunks > 1 {
-            par::for_each(jobs.collect(), |(chunk, (s, o))| work(chunk, s, o));
+            par::for_each(jobs.collect(), |(chunk, (s, st))| work(chunk, s, st));
         } else {
-            jobs.for_each(|(chunk, (s, o))| work(chunk, s, o));
+            jobs.for_each(|(chunk, (s, st))| work(chunk, s, st));
         }
         for k in 0..chunks {
             for i in 0..self.chunks[k].touched.len() {
@@ -425,8 +450,8 @@ impl Cells {
         let (is_touched, leavers, track) = (&self.is_touched, &self.leavers, self.track_bounds);
         let work = |c: usize, cell: &mut Cell, scratch: &mut Scratch| {
             prune_cell(cell, c, leavers[c], chunks, scratch, rules);
-            if let Some(axes) = track {
-                cell.bounds = cell.measure(axes);
+            if track {
+                cell.bounds = cell.measure();
             }
         };
         if parallel && self.dealt >= PARALLEL_MIN && self.touched.len() > 1 {
@@ -480,6 +505,34 @@ impl Cells {
                 .sum::<usize>()
             + self.cells.capacity() * size_of::<Cell>()
     }
+}
+
+/// Positions per chunk when `len` slots are dealt in `chunks` chunks.
+fn chunk_len(len: usize, chunks: usize) -> usize {
+    len.div_ceil(chunks.max(1)).max(1)
+}
+
+/// Cuts a per-slot array into the parts each of `chunks` chunks of `slots` (increasing, see
+/// [`Cells::chunks_for`]) may write: `(first slot, part)`, the parts covering the array.
+pub(crate) fn split_slots<'a, T>(
+    array: &'a mut [T],
+    slots: &[u32],
+    chunks: usize,
+) -> Vec<(usize, &'a mut [T])> {
+    let per_chunk = chunk_len(slots.len(), chunks);
+    let mut parts = Vec::with_capacity(chunks);
+    let (mut rest, mut base) = (array, 0);
+    for c in 1..chunks {
+        let Some(&next) = slots.get(c * per_chunk) else {
+            break;
+        };
+        let next = (next as usize).clamp(base, base + rest.len());
+        let (part, tail) = rest.split_at_mut(next - base);
+        parts.push((base, part));
+        (rest, base) = (tail, next);
+    }
+    parts.push((base, rest));
+    parts
 }
 
 /// Steps 1 to 5 of the module docs for cell `c`.
@@ -745,6 +798,20 @@ mod tests {
     }
 
     #[test]
+    fn boxes_in_two_regions_need_no_lookup() {
+        let two = |r: usize| tag(r, 0, 0) | TWO_REGIONS;
+        // Both in region 5 and one region below: the same one, or not.
+        assert_eq!(home(tag(5, 0, 0), two(3), two(3)), Home::Elsewhere);
+        assert_eq!(home(tag(5, 0, 0), two(3), two(4)), Home::Here);
+        // One in more regions: the lists decide.
+        assert_eq!(
+            home(tag(5, 0, 0), two(3), tag(4, 0, 0)),
+            Home::HereUnlessLowerRegion
+        );
+        assert_eq!(local(two(7) | tag(0, 5, 9)), local(tag(0, 5, 9)));
+    }
+
+    #[test]
     fn regions_order_homes() {
         // Both start in region 3: a cell of region 3 is home, region 5 asks about lower ones.
         let (a, b) = (tag(3, 0, 0), tag(3, 0, 0));
@@ -753,6 +820,27 @@ mod tests {
         // One starts in region 5 itself: no lower region can hold both.
         assert_eq!(home(tag(5, 0, 0), a, tag(5, 0, 0)), Home::Here);
         assert_eq!(tag_region(tag(200, 7, 9)), 200);
+    }
+
+    #[test]
+    fn slots_split_where_chunks_start() {
+        let slots: Vec<u32> = vec![1, 4, 5, 9, 12, 13, 20];
+        let mut array = vec![0u8; 25];
+        for chunks in 1..=9 {
+            let per_chunk = chunk_len(slots.len(), chunks);
+            let k_chunks: Vec<&[u32]> = slots.chunks(per_chunk).collect();
+            let parts = split_slots(&mut array, &slots, chunks);
+            // As many parts as `deal` makes chunks, each holding its chunk's slots.
+            assert_eq!(parts.len(), k_chunks.len());
+            assert_eq!(chunk_len(slots.len(), parts.len()), per_chunk);
+            let mut covered = 0;
+            for ((base, part), ks) in parts.iter().zip(&k_chunks) {
+                assert_eq!(*base, covered);
+                covered += part.len();
+                assert!(ks.iter().all(|&k| (*base..covered).contains(&(k as usize))));
+            }
+            assert_eq!(covered, array.len());
+        }
     }
 
     #[test]

@@ -35,10 +35,11 @@ mod svg;
 
 use std::collections::HashSet;
 use std::ops::ControlFlow;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::abp::AbpSettings;
 use crate::cells::grid::{centre_spread, pad_stretch, CellRange, Grid};
-use crate::cells::{self, Arrival, Cell, Cells, Home, Rules};
+use crate::cells::{self, split_slots, Arrival, Cell, Cells, Home, Rules};
 use crate::prune::EncodedBox;
 use crate::query::{forward_queries, segment_bounds, Ray, SpatialIndex};
 use crate::store::{forward_to_store, Store};
@@ -48,6 +49,8 @@ pub use regions::{regions_from_bounds, MbpSettings, RegionId, RegionInfo, MAX_RE
 
 /// The cell of out-of-bounds proxies: held for queries, never pruned.
 const OUT: usize = 0;
+/// Its axes (any will do).
+const OUT_AXES: [usize; 3] = [0, 1, 2];
 /// `Membership::extra` when the proxy is in at most one region.
 const NO_EXTRA: u32 = u32::MAX;
 /// `Mbp::forced` flags: the slot is placed again this update although it did not change;
@@ -134,6 +137,21 @@ impl Default for Membership {
     }
 }
 
+/// A bitmap by slot, whose words several threads may set bits in.
+#[derive(Debug, Default)]
+struct Bits(Vec<AtomicU64>);
+
+impl Clone for Bits {
+    fn clone(&self) -> Self {
+        Self(
+            self.0
+                .iter()
+                .map(|w| AtomicU64::new(w.load(Ordering::Relaxed)))
+                .collect(),
+        )
+    }
+}
+
 /// A region in the table.
 #[derive(Clone, Debug)]
 struct Region {
@@ -192,7 +210,7 @@ impl Built {
     fn cells(r: usize, grid: &Grid) -> Vec<Cell> {
         (0..grid.cells[0])
             .flat_map(|u| (0..grid.cells[1]).map(move |v| (u, v)))
-            .map(|(u, v)| Cell::new(cells::tag(r, u as u16, v as u16), true))
+            .map(|(u, v)| Cell::new(cells::tag(r, u as u16, v as u16), true, grid.axes))
             .collect()
     }
 }
@@ -256,14 +274,25 @@ impl Region {
     }
 }
 
-/// What placing a proxy gives back: up to two of its regions (more are looked up again when
-/// stored), their count, and its flags; nothing for a removed slot.
-#[derive(Clone, Copy, Debug, Default)]
-struct Placed {
-    entries: [Entry; 2],
-    count: u16,
-    inside: bool,
-    alive: bool,
+/// What one chunk of the placing writes: the memberships of its own range of slots
+/// (starting at slot `base`), and what is left to store once the chunks are done.
+struct PlaceChunk<'a> {
+    base: usize,
+    members: &'a mut [Membership],
+    home: &'a mut [u16],
+    /// The region lists of this chunk's proxies in several regions.
+    lists: Vec<Entry>,
+    fixups: Vec<Fixup>,
+}
+
+/// A membership whose list changes: its new list (`lists[start..start + len]`, stored when
+/// `len >= 2`) and its old one (`old`, released), for the pass after the chunks.
+#[derive(Clone, Copy, Debug)]
+struct Fixup {
+    slot: u32,
+    start: u32,
+    len: u16,
+    old: u32,
 }
 
 /// Multi-box pruning: PhysX's MBP, with regions (user-defined, Unreal's set-up, or derived
@@ -313,7 +342,7 @@ pub struct Mbp {
     extras: Vec<Vec<Entry>>,
     free_extras: Vec<u32>,
     /// Per slot: held and not fully inside a region (the bitmap new regions scan).
-    not_inside: Vec<u64>,
+    not_inside: Bits,
     /// Per slot: placed again this update without having changed (`FORCED`, `REHOME`).
     forced: Vec<u8>,
     forced_list: Vec<u32>,
@@ -331,7 +360,6 @@ pub struct Mbp {
     /// A full layout is due (the origin moved, or the first region was added).
     relayout: bool,
     to_place: Vec<u32>,
-    placed: Vec<Placed>,
     layouts: u64,
     recuts: u64,
 }
@@ -369,7 +397,7 @@ impl Mbp {
 
     fn build(config: Config, tuning: MbpTuning) -> Self {
         let mut cells = Cells::default();
-        cells.replace(0..0, vec![Cell::new(cells::tag(0, 0, 0), false)]);
+        cells.replace(0..0, vec![Cell::new(cells::tag(0, 0, 0), false, OUT_AXES)]);
         Self {
             store: Store::new(&config),
             parallel: config.use_threads(),
@@ -386,7 +414,7 @@ impl Mbp {
             home: Vec::new(),
             extras: Vec::new(),
             free_extras: Vec::new(),
-            not_inside: Vec::new(),
+            not_inside: Bits::default(),
             forced: Vec::new(),
             forced_list: Vec::new(),
             recut: RegionSet::default(),
@@ -396,7 +424,6 @@ impl Mbp {
             layout_for: None,
             relayout: false,
             to_place: Vec::new(),
-            placed: Vec::new(),
             layouts: 0,
             recuts: 0,
         }
@@ -689,24 +716,6 @@ impl Mbp {
         }
     }
 
-    fn release_extra(&mut self, s: usize) {
-        let m = &mut self.members[s];
-        if m.extra != NO_EXTRA {
-            self.extras[m.extra as usize].clear();
-            self.free_extras.push(m.extra);
-            m.extra = NO_EXTRA;
-        }
-    }
-
-    fn set_not_inside(&mut self, s: usize, on: bool) {
-        let (w, bit) = (s >> 6, 1u64 << (s & 63));
-        if on {
-            self.not_inside[w] |= bit;
-        } else {
-            self.not_inside[w] &= !bit;
-        }
-    }
-
     /// Sizes the per-slot arrays for every slot issued.
     fn grow_slots(&mut self) {
         let n = self.store.slot_count();
@@ -714,7 +723,9 @@ impl Mbp {
             self.members.resize(n, Membership::default());
             self.home.resize(n, NO_HOME);
             self.forced.resize(n, 0);
-            self.not_inside.resize(n.div_ceil(64), 0);
+            self.not_inside
+                .0
+                .resize_with(n.div_ceil(64), AtomicU64::default);
         }
     }
 
@@ -813,7 +824,7 @@ impl Mbp {
                 e.clear();
             }
             self.free_extras = (0..self.extras.len() as u32).rev().collect();
-            self.not_inside.iter_mut().for_each(|w| *w = 0);
+            self.not_inside.0.iter_mut().for_each(|w| *w.get_mut() = 0);
             self.lookup_all = true;
         } else {
             self.apply_region_changes();
@@ -840,16 +851,10 @@ impl Mbp {
             }
         }
         let params = self.params();
-        let mut all = vec![Cell::new(cells::tag(0, 0, 0), false)];
+        let mut all = vec![Cell::new(cells::tag(0, 0, 0), false, OUT_AXES)];
         for &(r, bounds) in &table {
             let est = samples[r].len() * stride;
-            let grid = Grid::choose(
-                &params,
-                est,
-                samples[r].iter(),
-                Some(self.sweep),
-                Some(&bounds),
-            );
+            let grid = Grid::choose(&params, est, samples[r].iter(), None, Some(&bounds));
             let first = all.len();
             all.extend(Built::cells(r, &grid));
             if let Some(region) = self.regions[r].as_mut() {
@@ -858,7 +863,7 @@ impl Mbp {
         }
         let len = self.cells.len();
         self.cells.replace(0..len, all);
-        self.cells.track_bounds = Some(Grid::single(self.sweep).axes);
+        self.cells.track_bounds = true;
         self.refresh_regions();
         self.layout_for = Some(n);
         self.to_place.clear();
@@ -918,7 +923,7 @@ impl Mbp {
                     &self.params(),
                     joiners.len(),
                     joiners.iter().map(|&i| s.aabb_at(i as usize)),
-                    Some(self.sweep),
+                    None,
                     Some(&bounds),
                 )
             };
@@ -961,8 +966,8 @@ impl Mbp {
     fn joiners(&self, bounds: &Aabb) -> Vec<u32> {
         let s = &self.store;
         let mut out = Vec::new();
-        for (w, &word) in self.not_inside.iter().enumerate() {
-            let mut bits = word;
+        for (w, word) in self.not_inside.0.iter().enumerate() {
+            let mut bits = word.load(Ordering::Relaxed);
             while bits != 0 {
                 let slot = (w << 6) | bits.trailing_zeros() as usize;
                 bits &= bits - 1;
@@ -1001,7 +1006,7 @@ impl Mbp {
                 &self.params(),
                 members.len(),
                 members.iter().map(|&i| s.aabb_at(i as usize)),
-                Some(self.sweep),
+                None,
                 region_bounds.as_ref(),
             )
         };
@@ -1084,128 +1089,61 @@ impl Mbp {
         );
     }
 
-    /// Step 3 of the module docs: places `to_place`, dealing their arrivals into the cells,
-    /// then records their memberships.
+    /// Step 3 of the module docs: places `to_place`, dealing their arrivals into the cells
+    /// and recording their memberships; the chunks of slots run in parallel, each writing
+    /// the memberships of its own range of slots. Proxies in several regions have their
+    /// lists stored afterwards, in slot-list order.
     fn place(&mut self) {
         self.grow_slots();
         let ctx = Placing {
             store: &self.store,
             regions: &self.regions,
             index: &self.index,
-            members: &self.members,
-            home: &self.home,
             extras: &self.extras,
             forced: &self.forced,
+            not_inside: &self.not_inside.0,
             joinable: self.joinable,
             lookup_all: self.lookup_all,
         };
-        let axes = Grid::single(self.sweep).axes;
-        self.cells.deal(
-            &self.to_place,
-            self.parallel,
-            &mut self.placed,
-            |slot, sink| {
-                let s = slot as usize;
-                if !ctx.store.is_alive(s) {
-                    return Placed::default();
+        let chunks = Cells::chunks_for(&self.to_place, self.parallel);
+        let mut states: Vec<PlaceChunk> = split_slots(&mut self.members, &self.to_place, chunks)
+            .into_iter()
+            .zip(split_slots(&mut self.home, &self.to_place, chunks))
+            .map(|((base, members), (_, home))| PlaceChunk {
+                base,
+                members,
+                home,
+                lists: Vec::new(),
+                fixups: Vec::new(),
+            })
+            .collect();
+        self.cells
+            .deal(&self.to_place, &mut states, |slot, sink, st| {
+                ctx.place(slot, sink, st);
+            });
+        // Store the lists of the proxies in several regions, release the lists of the others.
+        let done: Vec<(Vec<Entry>, Vec<Fixup>)> =
+            states.into_iter().map(|st| (st.lists, st.fixups)).collect();
+        for (lists, fixups) in &done {
+            for f in fixups {
+                if f.old != NO_EXTRA {
+                    self.extras[f.old as usize].clear();
+                    self.free_extras.push(f.old);
                 }
-                let aabb = ctx.store.aabb_at(s);
-                let fixed = ctx.store.desc_at(s).is_fixed();
-                let (regions, inside) = ctx.regions_of(s);
-                let enc = EncodedBox::new(aabb, axes);
-                let mut placed = Placed {
-                    inside,
-                    alive: true,
-                    ..Placed::default()
-                };
-                let arrival = Arrival { enc, slot, tag: 0 };
-                match regions {
-                    Regions::One(r) => {
-                        deal_in(ctx.regions, r, r, aabb, arrival, fixed, sink, &mut placed)
-                    }
-                    Regions::Set(set) => match set.iter().next() {
-                        Some(first) => {
-                            for r in set.iter() {
-                                deal_in(
-                                    ctx.regions,
-                                    r,
-                                    first,
-                                    aabb,
-                                    arrival,
-                                    fixed,
-                                    sink,
-                                    &mut placed,
-                                );
-                            }
-                        }
-                        None => sink.push(OUT, arrival, fixed),
-                    },
+                if f.len < 2 {
+                    continue;
                 }
-                placed
-            },
-        );
-        for k in 0..self.to_place.len() {
-            let slot = self.to_place[k] as usize;
-            let p = self.placed[k];
-            // More than two regions: look them up again (rare), before the old membership
-            // goes.
-            let mut many = Vec::new();
-            if p.alive && p.count > 2 {
-                let ctx = Placing {
-                    store: &self.store,
-                    regions: &self.regions,
-                    index: &self.index,
-                    members: &self.members,
-                    home: &self.home,
-                    extras: &self.extras,
-                    forced: &self.forced,
-                    joinable: self.joinable,
-                    lookup_all: self.lookup_all,
-                };
-                let aabb = self.store.aabb_at(slot);
-                for r in ctx.regions_of(slot).0.set().iter() {
-                    if let Some(b) = self.built(r) {
-                        many.push(Entry {
-                            region: r as u8,
-                            range: b.grid.range(aabb),
-                        });
-                    }
-                }
-            }
-            self.release_extra(slot);
-            if !p.alive {
-                self.members[slot] = Membership::default();
-                self.home[slot] = NO_HOME;
-                self.set_not_inside(slot, false);
-                continue;
-            }
-            self.home[slot] = if p.count == 1 {
-                u16::from(p.entries[0].region)
-            } else {
-                NO_HOME
-            };
-            let mut m = Membership {
-                first: p.entries[0],
-                count: p.count,
-                extra: NO_EXTRA,
-                inside: p.inside,
-                out: p.count == 0,
-            };
-            if p.count > 1 {
-                if p.count == 2 {
-                    many.extend_from_slice(&p.entries);
-                }
-                m.extra = match self.free_extras.pop() {
+                let list = &lists[f.start as usize..f.start as usize + usize::from(f.len)];
+                let i = match self.free_extras.pop() {
                     Some(i) => i,
                     None => {
                         self.extras.push(Vec::new());
                         (self.extras.len() - 1) as u32
                     }
                 };
-                self.extras[m.extra as usize] = many;
+                self.extras[i as usize].extend_from_slice(list);
+                self.members[f.slot as usize].extra = i;
             }
-            self.members[slot] = m;
-            self.set_not_inside(slot, !m.inside);
         }
     }
 
@@ -1248,35 +1186,29 @@ impl Mbp {
     }
 }
 
-/// Deals a proxy's `arrival` into the cells of region `r` it covers, `first` being its
-/// lowest region, and records the region in `placed`.
+/// Deals a proxy's `arrival` into the cells of region `r` (built as `b`) that it covers,
+/// `first` being its lowest region and `flags` the tag's flags, and returns its entry there.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn deal_in(
-    regions: &[Option<Region>],
+    b: &Built,
     r: usize,
     first: usize,
+    flags: u32,
     aabb: &Aabb,
     mut arrival: Arrival,
     fixed: bool,
     sink: &mut cells::Sink<'_>,
-    placed: &mut Placed,
-) {
-    let Some(b) = regions[r].as_ref().and_then(Region::built) else {
-        return;
-    };
+) -> Entry {
     let range = b.grid.range(aabb);
-    arrival.tag = cells::tag(first, range.u0, range.v0);
+    arrival.tag = cells::tag(first, range.u0, range.v0) | flags;
     for (u, v) in range.cells() {
         sink.push(b.first_cell + b.grid.index(u, v), arrival, fixed);
     }
-    if usize::from(placed.count) < 2 {
-        placed.entries[usize::from(placed.count)] = Entry {
-            region: r as u8,
-            range,
-        };
+    Entry {
+        region: r as u8,
+        range,
     }
-    placed.count += 1;
 }
 
 /// A proxy's regions: one (the fast path), or a set.
@@ -1286,45 +1218,151 @@ enum Regions {
     Set(RegionSet),
 }
 
-impl Regions {
-    fn set(self) -> RegionSet {
-        match self {
-            Regions::One(r) => {
-                let mut set = RegionSet::default();
-                set.insert(r);
-                set
-            }
-            Regions::Set(set) => set,
-        }
-    }
-}
-
 /// What placing a proxy reads, shared by the threads that deal.
 struct Placing<'a> {
     store: &'a Store,
     regions: &'a [Option<Region>],
     index: &'a RegionIndex,
-    members: &'a [Membership],
-    home: &'a [u16],
     extras: &'a [Vec<Entry>],
     forced: &'a [u8],
+    not_inside: &'a [AtomicU64],
     joinable: RegionSet,
     lookup_all: bool,
 }
 
 impl Placing<'_> {
+    /// Places `slot`: deals its arrivals and writes its membership in its chunk `st`.
+    #[inline]
+    fn place(&self, slot: u32, sink: &mut cells::Sink<'_>, st: &mut PlaceChunk) {
+        let s = slot as usize;
+        let i = s - st.base;
+        let old = st.members[i];
+        if !self.store.is_alive(s) {
+            st.members[i] = Membership::default();
+            st.home[i] = NO_HOME;
+            self.mark_not_inside(s, false);
+            if old.extra != NO_EXTRA {
+                st.fixups.push(Fixup {
+                    slot,
+                    start: 0,
+                    len: 0,
+                    old: old.extra,
+                });
+            }
+            return;
+        }
+        let aabb = self.store.aabb_at(s);
+        let fixed = self.store.desc_at(s).is_fixed();
+        let (regions, inside) = self.regions_of(s, &old, st.home[i]);
+        let arrival = |axes: [usize; 3]| Arrival {
+            enc: EncodedBox::new(aabb, axes),
+            slot,
+            tag: 0,
+        };
+        let built = |r: usize| self.regions[r].as_ref().and_then(Region::built);
+        let mut m = Membership {
+            inside,
+            ..Membership::default()
+        };
+        match regions {
+            Regions::One(r) => {
+                match built(r) {
+                    Some(b) => {
+                        m.first = deal_in(b, r, r, 0, aabb, arrival(b.grid.axes), fixed, sink);
+                        m.count = 1;
+                    }
+                    None => {
+                        sink.push(OUT, arrival(OUT_AXES), fixed);
+                        m.out = true;
+                    }
+                }
+                if old.extra != NO_EXTRA {
+                    st.fixups.push(Fixup {
+                        slot,
+                        start: 0,
+                        len: 0,
+                        old: old.extra,
+                    });
+                }
+            }
+            Regions::Set(set) => {
+                let start = st.lists.len();
+                let mut first = None;
+                // Tags say when a box is in exactly two regions (see `cells::home`).
+                let two = if set.len() == 2 {
+                    cells::TWO_REGIONS
+                } else {
+                    0
+                };
+                // Regions mostly share their axes: encode once per axes met.
+                let mut last: Option<([usize; 3], Arrival)> = None;
+                for r in set.iter() {
+                    let Some(b) = built(r) else { continue };
+                    let f = *first.get_or_insert(r);
+                    let a = match last {
+                        Some((axes, a)) if axes == b.grid.axes => a,
+                        _ => arrival(b.grid.axes),
+                    };
+                    last = Some((b.grid.axes, a));
+                    st.lists.push(deal_in(b, r, f, two, aabb, a, fixed, sink));
+                }
+                let len = st.lists.len() - start;
+                match len {
+                    0 => {
+                        sink.push(OUT, arrival(OUT_AXES), fixed);
+                        m.out = true;
+                    }
+                    1 => {
+                        m.first = st.lists[start];
+                        st.lists.truncate(start);
+                    }
+                    _ => m.first = st.lists[start],
+                }
+                m.count = len as u16;
+                if len >= 2 || old.extra != NO_EXTRA {
+                    st.fixups.push(Fixup {
+                        slot,
+                        start: start as u32,
+                        len: len as u16,
+                        old: old.extra,
+                    });
+                }
+            }
+        }
+        st.home[i] = if m.count == 1 {
+            u16::from(m.first.region)
+        } else {
+            NO_HOME
+        };
+        st.members[i] = m;
+        self.mark_not_inside(s, !m.inside);
+    }
+
+    /// Sets slot `s`'s bit in the bitmap of proxies not fully inside a region (atomically:
+    /// chunks share the words at their borders; a bit that does not change is not written).
+    #[inline]
+    fn mark_not_inside(&self, s: usize, on: bool) {
+        let (word, bit) = (&self.not_inside[s >> 6], 1u64 << (s & 63));
+        if (word.load(Ordering::Relaxed) & bit != 0) != on {
+            if on {
+                word.fetch_or(bit, Ordering::Relaxed);
+            } else {
+                word.fetch_and(!bit, Ordering::Relaxed);
+            }
+        }
+    }
+
     /// The regions of slot `s` (alive) after this update, and whether its box lies inside one
     /// of them. A proxy that changed, or lost a region, is looked up: the regions its box
     /// touches (with PhysX's fast path: a proxy that was in one region, whose box is still
     /// inside it and touches none of its neighbours, is in that region alone). The others
     /// keep their regions, and join the populated new regions they touch.
     #[inline]
-    fn regions_of(&self, s: usize) -> (Regions, bool) {
+    fn regions_of(&self, s: usize, old: &Membership, home: u16) -> (Regions, bool) {
         let aabb = self.store.aabb_at(s);
         let index = self.index;
         let lookup = self.lookup_all || self.store.is_dirty(s) || self.forced[s] & REHOME != 0;
         if !lookup {
-            let old = &self.members[s];
             let mut set = RegionSet::default();
             let entries = match old.count {
                 0 => &[][..],
@@ -1346,8 +1384,8 @@ impl Placing<'_> {
                 .any(|r| index.bounds(r).is_some_and(|b| b.contains(aabb)));
             return (Regions::Set(set), inside);
         }
-        if self.home[s] != NO_HOME {
-            let r = usize::from(self.home[s]);
+        if home != NO_HOME {
+            let r = usize::from(home);
             if let Some(Region {
                 state: State::Built(b),
                 ..
@@ -1412,11 +1450,9 @@ impl SpatialIndex for Mbp {
         bounds: &Aabb,
         visit: &mut dyn FnMut(u32) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
-        let axes = Grid::single(self.sweep).axes;
-        let enc = EncodedBox::new(bounds, axes);
         self.cells
             .get(OUT)
-            .scan(bounds, &enc, axes, &mut |slot, _| visit(slot))?;
+            .scan(bounds, &mut |slot, _| visit(slot))?;
         let touched = self.reached(bounds);
         let view = MembershipView {
             members: &self.members,
@@ -1429,7 +1465,7 @@ impl SpatialIndex for Mbp {
             for (u, v) in range.cells() {
                 let here = cells::tag(0, u as u16, v as u16);
                 let cell = self.cells.get(b.first_cell + b.grid.index(u, v));
-                cell.scan(bounds, &enc, axes, &mut |slot, tag| {
+                cell.scan(bounds, &mut |slot, tag| {
                     if cells::home(here, cells::local(tag), query) != Home::Here {
                         return ControlFlow::Continue(());
                     }
@@ -1463,12 +1499,9 @@ impl SpatialIndex for Mbp {
         let Some(segment) = segment_bounds(ray, max_t, world) else {
             return ControlFlow::Continue(());
         };
-        let axes = Grid::single(self.sweep).axes;
-        let [_, a, c] = axes;
-        let enc = EncodedBox::new(&segment, axes);
         self.cells
             .get(OUT)
-            .scan(&segment, &enc, axes, &mut |slot, _| visit(slot))?;
+            .scan(&segment, &mut |slot, _| visit(slot))?;
         // Proxies in several cells may be met in more than one.
         let mut seen: HashSet<u32> = HashSet::new();
         for r in self.reached(&segment).iter() {
@@ -1486,6 +1519,7 @@ impl SpatialIndex for Mbp {
             let Some(stretch) = segment_bounds(ray, max_t, &clip) else {
                 continue;
             };
+            let [_, a, c] = b.grid.axes;
             for (u, v) in b.grid.range(&pad_stretch(&stretch)).cells() {
                 let mut cell_box = clip;
                 for (k, axis, i) in [(0, a, u), (1, c, v)] {
@@ -1500,9 +1534,8 @@ impl SpatialIndex for Mbp {
                     continue;
                 };
                 let part = pad_stretch(&part);
-                let enc = EncodedBox::new(&part, axes);
                 let cell = self.cells.get(b.first_cell + b.grid.index(u, v));
-                cell.scan(&part, &enc, axes, &mut |slot, _| {
+                cell.scan(&part, &mut |slot, _| {
                     let m = &self.members[slot as usize];
                     let single = m.count == 1 && m.first.range.count() == 1;
                     if single || seen.insert(slot) {
@@ -1571,9 +1604,8 @@ impl BroadPhase for Mbp {
                 .iter()
                 .map(|e| e.capacity() * size_of::<Entry>())
                 .sum::<usize>()
-            + self.not_inside.capacity() * 8
-            + self.forced.capacity()
-            + self.placed.capacity() * size_of::<Placed>();
+            + self.not_inside.0.capacity() * 8
+            + self.forced.capacity();
         let regions = self
             .regions
             .iter()

@@ -303,6 +303,12 @@ impl RegionSet {
         self.0 == [0; 4]
     }
 
+    /// How many regions the set holds.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.0.iter().map(|w| w.count_ones() as usize).sum()
+    }
+
     /// The indices in the set, lowest first.
     #[inline]
     pub fn iter(&self) -> RegionSetIter {
