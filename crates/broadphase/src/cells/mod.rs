@@ -31,6 +31,7 @@ use std::ops::ControlFlow;
 
 use crate::pairs::{key_slots, pair_key};
 use crate::prune::{bipartite, complete, BoxList, EncodedBox};
+use crate::radix::RadixSorter;
 use crate::Aabb;
 
 /// Bits of the cut-axis fields of a tag.
@@ -308,6 +309,9 @@ pub(crate) struct Cells {
     tests: u64,
     /// Every touched cell measures its bounds.
     pub track_bounds: bool,
+    /// Sorts the slots to deal.
+    sorter: RadixSorter,
+    scratch: Vec<u32>,
 }
 
 impl Cells {
@@ -373,6 +377,15 @@ impl Cells {
         for c in 0..self.cells.len() {
             self.mark_leaver(c);
         }
+    }
+
+    /// Sorts slots to deal into increasing order: the store is then read in order, and the
+    /// dealing can run in parallel ([`Cells::chunks_for`]). Slots changed in scene order, as
+    /// a simulation moves its bodies, come sorted already and cost one read; after churn
+    /// (removed and re-inserted proxies get other slots) they do not.
+    pub(crate) fn sort_slots(&mut self, slots: &mut [u32]) {
+        self.scratch.resize(slots.len(), 0);
+        self.sorter.sort_unchecked(slots, &mut self.scratch);
     }
 
     /// How many chunks to deal `slots` in: one per thread when `parallel` and the update is
