@@ -203,14 +203,12 @@ impl BoxList {
 
     /// Appends the padding after the last box.
     fn pad(&mut self) {
-        for _ in 0..PAD {
-            self.min_x.push(SENTINEL);
-            self.max_x.push(FILL_MAX);
-            self.min_u.push(FILL_MIN);
-            self.min_v.push(FILL_MIN);
-            self.max_u.push(FILL_MAX);
-            self.max_v.push(FILL_MAX);
-        }
+        self.min_x.extend_from_slice(&[SENTINEL; PAD]);
+        self.max_x.extend_from_slice(&[FILL_MAX; PAD]);
+        self.min_u.extend_from_slice(&[FILL_MIN; PAD]);
+        self.min_v.extend_from_slice(&[FILL_MIN; PAD]);
+        self.max_u.extend_from_slice(&[FILL_MAX; PAD]);
+        self.max_v.extend_from_slice(&[FILL_MAX; PAD]);
     }
 
     /// Cuts every key array to `n` entries (the padding is re-added by the caller).
@@ -259,13 +257,27 @@ impl BoxList {
     /// sorted batch is loaded, with the padding written once at the end.
     pub(crate) fn extend_sorted<'a>(
         &mut self,
-        items: impl Iterator<Item = (&'a EncodedBox, u32, u32)>,
+        items: impl ExactSizeIterator<Item = (&'a EncodedBox, u32, u32)>,
     ) {
         let n = self.len();
         self.truncate_keys(n);
+        let m = items.len();
+        for v in [
+            &mut self.min_x,
+            &mut self.max_x,
+            &mut self.min_u,
+            &mut self.min_v,
+            &mut self.max_u,
+            &mut self.max_v,
+        ] {
+            v.reserve(m + PAD);
+        }
+        self.ids.reserve(m);
+        self.tags.reserve(m);
+        let mut widest = self.max_width;
         for (b, id, tag) in items {
             let s = SignedBox::new(b);
-            self.max_width = self.max_width.max(width(s.min_x, s.max_x));
+            widest = widest.max(width(s.min_x, s.max_x));
             self.min_x.push(s.min_x);
             self.max_x.push(s.max_x);
             self.min_u.push(s.min_u);
@@ -275,6 +287,7 @@ impl BoxList {
             self.ids.push(id);
             self.tags.push(tag);
         }
+        self.max_width = widest;
         self.pad();
     }
 
@@ -472,13 +485,29 @@ pub(crate) fn bipartite(a: &BoxList, b: &BoxList, mut emit: impl FnMut(usize, us
     bipartite_scalar(a, b, emit)
 }
 
-/// Whether box `p` overlaps box `j` of `list` on the two non-sweep axes (inclusive).
+/// Calls `emit(j)` for each box `j` of `list`, from `from` on, that starts on the sweep axis
+/// within `p`'s extent and overlaps `p` on the two other axes, and returns how many started
+/// within: one candidate at a time, over zipped slices (no bounds checks). The padding's
+/// sentinel ends the scan at the list's end.
 #[inline(always)]
-fn uv_overlap(p: &SignedBox, list: &BoxList, j: usize) -> bool {
-    (list.min_u[j] <= p.max_u)
-        & (p.min_u <= list.max_u[j])
-        & (list.min_v[j] <= p.max_v)
-        & (p.min_v <= list.max_v[j])
+fn scan_scalar(list: &BoxList, from: usize, p: &SignedBox, mut emit: impl FnMut(usize)) -> u64 {
+    let keys = list.min_x[from..]
+        .iter()
+        .zip(&list.min_u[from..])
+        .zip(&list.min_v[from..])
+        .zip(&list.max_u[from..])
+        .zip(&list.max_v[from..]);
+    let mut tested = 0;
+    for ((((&x, &mu), &mv), &xu), &xv) in keys {
+        if x > p.max_x {
+            break;
+        }
+        if (mu <= p.max_u) & (p.min_u <= xu) & (mv <= p.max_v) & (p.min_v <= xv) {
+            emit(from + tested);
+        }
+        tested += 1;
+    }
+    tested as u64
 }
 
 /// [`complete`] one candidate at a time: the reference the SIMD kernel is tested against.
@@ -486,15 +515,7 @@ pub(crate) fn complete_scalar(list: &BoxList, mut emit: impl FnMut(usize, usize)
     let mut tests = 0u64;
     for i in 0..list.len() {
         let p = SignedBox::at(list, i);
-        let mut j = i + 1;
-        // The sentinel's key exceeds every finite maximum: the loop ends at the list's end.
-        while list.min_x[j] <= p.max_x {
-            if uv_overlap(&p, list, j) {
-                emit(i, j);
-            }
-            j += 1;
-        }
-        tests += (j - i - 1) as u64;
+        tests += scan_scalar(list, i + 1, &p, |j| emit(i, j));
     }
     tests
 }
@@ -513,14 +534,7 @@ pub(crate) fn bipartite_scalar(
         while b.min_x[start] < p.min_x {
             start += 1;
         }
-        let mut j = start;
-        while b.min_x[j] <= p.max_x {
-            if uv_overlap(&p, b, j) {
-                emit(i, j);
-            }
-            j += 1;
-        }
-        tests += (j - start) as u64;
+        tests += scan_scalar(b, start, &p, |j| emit(i, j));
     }
     // Pairs where the `b` box starts strictly first: scan `a` past b's min up to b's max.
     let mut start = 0;
@@ -529,14 +543,7 @@ pub(crate) fn bipartite_scalar(
         while a.min_x[start] <= p.min_x {
             start += 1;
         }
-        let mut i = start;
-        while a.min_x[i] <= p.max_x {
-            if uv_overlap(&p, a, i) {
-                emit(i, j);
-            }
-            i += 1;
-        }
-        tests += (i - start) as u64;
+        tests += scan_scalar(a, start, &p, |i| emit(i, j));
     }
     tests
 }

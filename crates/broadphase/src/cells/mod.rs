@@ -467,7 +467,7 @@ impl Cells {
                 cell.bounds = cell.measure();
             }
         };
-        if parallel && self.dealt >= PARALLEL_MIN && self.touched.len() > 1 {
+        if parallel && self.dealt >= PARALLEL_MIN && self.touched.len() > 1 && par::threads() > 1 {
             par::for_each_touched(&mut self.cells, is_touched, work);
         } else {
             let mut scratch = Scratch::default();
@@ -773,11 +773,24 @@ mod par {
         f: impl Fn(usize, &mut Cell, &mut Scratch) + Sync + Send,
     ) {
         use rayon::prelude::*;
+        use std::cell::RefCell;
+        thread_local! {
+            // Each worker keeps its scratch from one update to the next: no allocation once
+            // warm (rayon's `for_each_init` would make one per piece of work it splits off).
+            static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+        }
         cells
             .par_iter_mut()
             .enumerate()
             .filter(|(c, _)| is_touched[*c])
-            .for_each_init(Scratch::default, |scratch, (c, cell)| f(c, cell, scratch));
+            .for_each(|(c, cell)| {
+                SCRATCH.with(|s| match s.try_borrow_mut() {
+                    Ok(mut scratch) => f(c, cell, &mut scratch),
+                    // Re-entered on this thread (rayon may run other work while waiting): a
+                    // fresh scratch.
+                    Err(_) => f(c, cell, &mut Scratch::default()),
+                });
+            });
     }
 
     #[cfg(not(feature = "parallel"))]
