@@ -358,11 +358,11 @@ fn tiny() -> MbpTuning {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 600, max_shrink_iters: 4096, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 1500, max_shrink_iters: 4096, ..ProptestConfig::default() })]
 
     /// Starting with derived regions: the first added region replaces them.
     #[test]
-    fn regions_added_to_a_running_mbp(ops in prop::collection::vec(op(), 1..70), small_cells in any::<bool>()) {
+    fn regions_added_to_a_running_mbp(ops in prop::collection::vec(op(), 1..100), small_cells in any::<bool>()) {
         let mut mbp = if small_cells {
             Mbp::with_tuning(Config::default(), tiny()).expect("valid")
         } else {
@@ -376,7 +376,7 @@ proptest! {
 
     /// Starting from a grid of regions (Unreal's set-up, z up), then changing them.
     #[test]
-    fn regions_of_a_grid_changed_at_run_time(ops in prop::collection::vec(op(), 1..70), subdivisions in 1u32..5) {
+    fn regions_of_a_grid_changed_at_run_time(ops in prop::collection::vec(op(), 1..100), subdivisions in 1u32..5) {
         let settings = MbpSettings::unreal(Aabb::new([-2.0; 3], [12.0; 3]), subdivisions);
         let mut mbp = Mbp::with_settings(Config::default(), &settings).expect("valid");
         let mut model = Model { explicit: true, ..Model::default() };
