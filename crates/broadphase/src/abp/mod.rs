@@ -11,8 +11,8 @@
 //!
 //! Per update:
 //! 1. boxes that changed leave their old columns (marked here, compacted by each column);
-//! 2. the changed boxes are dealt, in fixed chunks of the changed slots (in parallel), into the
-//!    columns they cover, reading the store in slot order;
+//! 2. the changed boxes, sorted by slot, are dealt into the columns they cover, reading the
+//!    store in slot order, one chunk of slots per thread;
 //! 3. every touched column, in parallel, sorts its arrivals, sweeps them, diffs its pairs and
 //!    merges the arrivals in.
 //!

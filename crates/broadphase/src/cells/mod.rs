@@ -15,8 +15,10 @@
 //!    change: the changed ones are sorted, then merged).
 //!
 //! Cells are independent, so they are processed in parallel (rayon), and the arrivals are
-//! dealt in parallel too, in fixed chunks of the changed slots; the outputs are gathered in cell
-//! and chunk order, so the result does not depend on the number of threads.
+//! dealt in parallel too, one chunk of the (sorted) changed slots per thread, each chunk
+//! writing its owner's per-slot records for its own range of slots. Every cell reads its
+//! arrivals back chunk after chunk, which is the order of the slots however they were cut, and
+//! the outputs are gathered in cell order: the result does not depend on the number of threads.
 //!
 //! A pair of boxes that share several cells is reported by one of them only, its *home*: each
 //! entry carries a tag naming its box's first region and first cell there (see [`tag`]), and
