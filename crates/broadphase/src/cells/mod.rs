@@ -113,34 +113,53 @@ pub(crate) struct Arrival {
     pub tag: u32,
 }
 
-/// One chunk's arrivals in one cell.
-#[derive(Clone, Debug, Default)]
-struct Inbox {
-    fixed: Vec<Arrival>,
-    dynamic: Vec<Arrival>,
-}
-
 /// What one chunk of the changed slots dealt: arrivals per cell, and the cells it touched.
+/// Dynamic and fixed arrivals are kept in separate arrays, and touched cells marked in a byte
+/// map: dealing reads and writes the header of one vector per arrival, and with a thousand
+/// cells and more the headers must stay in cache (two vectors a cell measured 30% slower at
+/// a million boxes).
 #[derive(Clone, Debug, Default)]
 struct Chunk {
-    inbox: Vec<Inbox>,
+    dynamic: Vec<Vec<Arrival>>,
+    fixed: Vec<Vec<Arrival>>,
+    marked: Vec<bool>,
     touched: Vec<u32>,
 }
 
 impl Chunk {
     /// Empties the inboxes of the last deal and sizes them for `cells` cells.
     fn reset(&mut self, cells: usize) {
-        if self.inbox.len() != cells {
-            self.inbox.clear();
-            self.inbox.resize_with(cells, Inbox::default);
+        if self.dynamic.len() != cells {
+            self.clear();
+            self.dynamic.resize_with(cells, Vec::new);
+            self.fixed.resize_with(cells, Vec::new);
+            self.marked.resize(cells, false);
         } else {
             for &c in &self.touched {
-                let inbox = &mut self.inbox[c as usize];
-                inbox.fixed.clear();
-                inbox.dynamic.clear();
+                let c = c as usize;
+                self.dynamic[c].clear();
+                self.fixed[c].clear();
+                self.marked[c] = false;
             }
         }
         self.touched.clear();
+    }
+
+    /// Drops everything (cell indices changed).
+    fn clear(&mut self) {
+        self.dynamic.clear();
+        self.fixed.clear();
+        self.marked.clear();
+        self.touched.clear();
+    }
+
+    /// The arrivals of cell `c`.
+    fn inbox(&self, c: usize, fixed: bool) -> &[Arrival] {
+        if fixed {
+            &self.fixed[c]
+        } else {
+            &self.dynamic[c]
+        }
     }
 }
 
@@ -151,16 +170,17 @@ pub(crate) struct Sink<'a> {
 
 impl Sink<'_> {
     /// Delivers `arrival` to cell `cell`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn push(&mut self, cell: usize, arrival: Arrival, fixed: bool) {
-        let inbox = &mut self.chunk.inbox[cell];
-        if inbox.fixed.is_empty() && inbox.dynamic.is_empty() {
-            self.chunk.touched.push(cell as u32);
+        let chunk = &mut *self.chunk;
+        if !chunk.marked[cell] {
+            chunk.marked[cell] = true;
+            chunk.touched.push(cell as u32);
         }
         if fixed {
-            inbox.fixed.push(arrival);
+            chunk.fixed[cell].push(arrival);
         } else {
-            inbox.dynamic.push(arrival);
+            chunk.dynamic[cell].push(arrival);
         }
     }
 }
@@ -351,8 +371,7 @@ impl Cells {
         self.leavers.clear();
         self.leavers.resize(n, false);
         for chunk in &mut self.chunks {
-            chunk.inbox.clear();
-            chunk.touched.clear();
+            chunk.clear();
         }
         self.active = 0;
         self.dealt = 0;
@@ -515,8 +534,8 @@ impl Cells {
             + self
                 .chunks
                 .iter()
-                .flat_map(|ch| &ch.inbox)
-                .map(|i| (i.fixed.capacity() + i.dynamic.capacity()) * size_of::<Arrival>())
+                .flat_map(|ch| ch.fixed.iter().chain(&ch.dynamic))
+                .map(|v| v.capacity() * size_of::<Arrival>())
                 .sum::<usize>()
             + self.cells.capacity() * size_of::<Cell>()
     }
@@ -636,14 +655,7 @@ fn gather_sorted(
     list: &mut BoxList,
 ) {
     list.clear();
-    let inbox = |k: usize| {
-        let i = &chunks[k].inbox[c];
-        if fixed {
-            &i.fixed
-        } else {
-            &i.dynamic
-        }
-    };
+    let inbox = |k: usize| chunks[k].inbox(c, fixed);
     order.clear();
     for k in 0..chunks.len() {
         order.extend(
