@@ -421,7 +421,7 @@ impl Cells {
         let chunks = slots
             .len()
             .div_ceil(CHUNK_SLOTS)
-            .clamp(1, par::threads().min(MAX_CHUNKS));
+            .clamp(1, (2 * par::threads()).min(MAX_CHUNKS));
         if chunks > 1 && slots.windows(2).all(|w| w[0] < w[1]) {
             chunks
         } else {

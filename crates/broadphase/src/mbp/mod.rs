@@ -1138,22 +1138,26 @@ impl Mbp {
             states.into_iter().map(|st| (st.lists, st.fixups)).collect();
         for (lists, fixups) in &done {
             for f in fixups {
-                if f.old != NO_EXTRA {
-                    self.extras[f.old as usize].clear();
-                    self.free_extras.push(f.old);
-                }
                 if f.len < 2 {
+                    if f.old != NO_EXTRA {
+                        self.extras[f.old as usize].clear();
+                        self.free_extras.push(f.old);
+                    }
                     continue;
                 }
                 let list = &lists[f.start as usize..f.start as usize + usize::from(f.len)];
-                let i = match self.free_extras.pop() {
-                    Some(i) => i,
-                    None => {
-                        self.extras.push(Vec::new());
-                        (self.extras.len() - 1) as u32
-                    }
+                // A proxy still in several regions keeps its old list's place.
+                let i = if f.old != NO_EXTRA {
+                    f.old
+                } else if let Some(i) = self.free_extras.pop() {
+                    i
+                } else {
+                    self.extras.push(Vec::new());
+                    (self.extras.len() - 1) as u32
                 };
-                self.extras[i as usize].extend_from_slice(list);
+                let extra = &mut self.extras[i as usize];
+                extra.clear();
+                extra.extend_from_slice(list);
                 self.members[f.slot as usize].extra = i;
             }
         }
