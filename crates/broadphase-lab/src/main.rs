@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use broadphase::Algorithm;
 use std::sync::Arc;
 
+use broadphase_lab::regions::{self, RegionOptions};
 use broadphase_lab::run::{self, RunOptions, Verdict, VERIFY_ALL_UP_TO};
 use broadphase_lab::scene_file;
 use broadphase_lab::scenes::SceneKind;
@@ -28,10 +29,41 @@ struct Cli {
 enum Command {
     /// Run algorithms on a scene, verify them against BruteForce and print a table.
     Run(RunArgs),
+    /// Lay a scene out in Mbp's regions and draw them as an SVG picture.
+    Regions(RegionArgs),
     /// List the scenes and algorithms.
     List,
     /// GPU Gems 3 chapter 32's lab: brute force, sort and sweep and the grid side by side.
     Lab(broadphase_lab::lab::LabArgs),
+}
+
+#[derive(Args, Debug)]
+struct RegionArgs {
+    /// The scene (see `bplab list`).
+    #[arg(long, default_value = "uniform")]
+    scene: SceneKind,
+    /// Number of boxes.
+    #[arg(long, default_value_t = 20_000, value_parser = clap::value_parser!(u32).range(1..=16_777_216))]
+    n: u32,
+    /// Seed of the scene.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Regions per horizontal axis over the scene's bounds (clamped like Unreal's: 1 to 16,
+    /// 15 with --outer); 0 lets Mbp derive its regions from the boxes.
+    #[arg(long, default_value_t = 4)]
+    subdivisions: u32,
+    /// Add Unreal's four outer regions, this much beyond the scene's bounds on each side.
+    #[arg(long)]
+    outer: Option<f32>,
+    /// The up axis: x, y or z.
+    #[arg(long, default_value = "y", value_parser = ["x", "y", "z"])]
+    up: String,
+    /// Frames to run before drawing.
+    #[arg(long, default_value_t = 0)]
+    frames: u32,
+    /// Where to write the SVG picture.
+    #[arg(long, default_value = "regions.svg")]
+    out: std::path::PathBuf,
 }
 
 #[derive(Args, Debug)]
@@ -92,6 +124,7 @@ fn main() -> ExitCode {
     match cli.command.unwrap_or(Command::Run(RunArgs::default())) {
         Command::Run(args) => run_command(args),
         Command::Lab(args) => broadphase_lab::lab::command(&args),
+        Command::Regions(args) => regions_command(&args),
         Command::List => {
             println!("scenes:");
             for s in SceneKind::ALL {
@@ -106,6 +139,41 @@ fn main() -> ExitCode {
                 "  box <min x y z> <max x y z> [fixed] [layer L] [group G] [velocity vx vy vz]"
             );
             ExitCode::SUCCESS
+        }
+    }
+}
+
+fn regions_command(args: &RegionArgs) -> ExitCode {
+    let opts = RegionOptions {
+        scene: args.scene,
+        n: args.n as usize,
+        seed: args.seed,
+        subdivisions: args.subdivisions,
+        outer: args.outer,
+        up: match args.up.as_str() {
+            "x" => 0,
+            "z" => 2,
+            _ => 1,
+        },
+        frames: args.frames as usize,
+    };
+    match regions::regions(&opts) {
+        Ok((svg, table)) => {
+            print!("{table}");
+            match std::fs::write(&args.out, svg) {
+                Ok(()) => {
+                    println!("picture written to {}", args.out.display());
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("bplab: cannot write {}: {e}", args.out.display());
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Err(e) => {
+            eprintln!("bplab: {e}");
+            ExitCode::FAILURE
         }
     }
 }

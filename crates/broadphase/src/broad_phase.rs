@@ -246,6 +246,9 @@ pub enum Algorithm {
     Abp,
     /// PhysX's incremental three-axis sweep-and-prune ([`crate::Sap`]).
     Sap,
+    /// PhysX's multi-box pruning, with regions ([`crate::Mbp`]; with no set-up it derives its
+    /// regions from the boxes).
+    Mbp,
     /// Uniform-grid spatial subdivision, GPU Gems 3 chapter 32 ([`crate::Grid`]).
     Grid,
 }
@@ -256,6 +259,7 @@ impl Algorithm {
         Algorithm::BruteForce,
         Algorithm::Abp,
         Algorithm::Sap,
+        Algorithm::Mbp,
         Algorithm::Grid,
     ];
 
@@ -266,6 +270,7 @@ impl Algorithm {
             Algorithm::BruteForce => "brute-force",
             Algorithm::Abp => "abp",
             Algorithm::Sap => "sap",
+            Algorithm::Mbp => "mbp",
             Algorithm::Grid => "grid",
         }
     }
@@ -413,6 +418,7 @@ pub fn new(algorithm: Algorithm, config: Config) -> Box<dyn BroadPhase> {
         Algorithm::BruteForce => Box::new(crate::BruteForce::new(config)),
         Algorithm::Abp => Box::new(crate::Abp::new(config)),
         Algorithm::Sap => Box::new(crate::Sap::new(config)),
+        Algorithm::Mbp => Box::new(crate::Mbp::new(config)),
         Algorithm::Grid => Box::new(crate::Grid::new(config)),
     }
 }

@@ -1,6 +1,6 @@
 //! The one error type of the library.
 
-use crate::{Aabb, ProxyId};
+use crate::{Aabb, ProxyId, RegionId};
 
 /// Everything a broad phase can refuse. Each variant names the value at fault.
 ///
@@ -60,6 +60,19 @@ pub enum Error {
         shift: [f32; 3],
         /// The first proxy whose box would overflow.
         id: ProxyId,
+    },
+    /// Adding a region would exceed the most regions a broad phase holds.
+    #[error("cannot hold more than {limit} regions")]
+    TooManyRegions {
+        /// The limit ([`crate::MAX_REGIONS`]).
+        limit: usize,
+    },
+    /// The region id is not a live region of this broad phase: removed already, or never
+    /// issued by it.
+    #[error("region {id} is not a live region of this broad phase")]
+    UnknownRegion {
+        /// The id given.
+        id: RegionId,
     },
     /// A setting or query argument outside its valid range.
     #[error("{name} = {value} is invalid: expected {expected}")]

@@ -30,6 +30,7 @@
 //! | [`Abp`] | the default: many objects move, objects come and go, no set-up |
 //! | [`Grid`] | boxes of similar size, most of them moving (particles, debris, crowds); a few oversized boxes go to coarser levels |
 //! | [`Sap`] | most objects rest (sleeping bodies, level geometry) and few come and go |
+//! | [`Mbp`] | many objects move in a world you can bound: regions you choose (PhysX's grid over world bounds, Unreal's set-up) or derived from the boxes; objects outside every region are reported out of bounds |
 //! | [`BruteForce`] | a few hundred objects at most, or as a reference in tests |
 //!
 //! # Features
@@ -44,6 +45,7 @@ mod aabb;
 mod abp;
 mod broad_phase;
 mod brute;
+mod cells;
 mod desc;
 pub mod encode;
 mod error;
@@ -51,6 +53,7 @@ mod events;
 pub mod filter;
 mod grid;
 mod id;
+mod mbp;
 mod pairs;
 mod prune;
 pub mod query;
@@ -69,6 +72,9 @@ pub use error::Error;
 pub use events::PairEvents;
 pub use grid::{Grid, GridSettings, Schedule, SortAndSweep, SweepFigures};
 pub use id::{Pair, ProxyId};
+pub use mbp::{
+    regions_from_bounds, Mbp, MbpSettings, MbpTuning, RegionId, RegionInfo, MAX_REGIONS,
+};
 pub use query::{CastHit, Obb, Ray, RayHit};
 pub use sap::{Sap, SapSettings};
 

@@ -205,6 +205,7 @@ impl PairSet {
     }
 
     /// The keys of every pair.
+    #[allow(dead_code)] // see `Store::pair_keys`
     pub(crate) fn keys(&self) -> impl Iterator<Item = u64> + '_ {
         self.pairs.iter().map(Self::key_of)
     }

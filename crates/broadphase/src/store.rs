@@ -417,6 +417,7 @@ impl Store {
     }
 
     /// The key of every persistent pair.
+    #[allow(dead_code)] // for algorithms that rebuild their pairs from scratch
     pub(crate) fn pair_keys(&self) -> impl Iterator<Item = u64> + '_ {
         self.pairs.keys()
     }
@@ -466,9 +467,18 @@ impl Store {
 }
 
 /// Implements the `BroadPhase` methods that every algorithm forwards to its `store` field
-/// unchanged. Each algorithm writes `update`, `pairs`, `algorithm` and `stats` itself.
+/// unchanged. Each algorithm writes `update`, `pairs`, `algorithm` and `stats` itself;
+/// `forward_to_store!(except shift_origin)` leaves `shift_origin` to it too (an algorithm that
+/// keeps coordinates of its own, such as Mbp's regions, moves them as well).
 macro_rules! forward_to_store {
     () => {
+        $crate::store::forward_to_store!(except shift_origin);
+
+        fn shift_origin(&mut self, shift: [f32; 3]) -> Result<(), $crate::Error> {
+            self.store.shift_origin(shift)
+        }
+    };
+    (except shift_origin) => {
         fn insert(
             &mut self,
             aabb: $crate::Aabb,
@@ -522,10 +532,6 @@ macro_rules! forward_to_store {
 
         fn len(&self) -> usize {
             self.store.len()
-        }
-
-        fn shift_origin(&mut self, shift: [f32; 3]) -> Result<(), $crate::Error> {
-            self.store.shift_origin(shift)
         }
 
         fn set_layers_collide(

@@ -6,7 +6,7 @@ use std::mem;
 use std::ops::Range;
 
 use crate::pairs::pair_key;
-use crate::prune::{uv_overlap, BoxList, EncodedBox};
+use crate::prune::{signed, uv_overlap, BoxList, EncodedBox};
 use crate::radix::RadixSorter;
 use crate::store::Store;
 
@@ -544,7 +544,7 @@ fn joining<'s>(
     by_max: &'s BoxList,
 ) -> impl Iterator<Item = End> + 's {
     let n = joiners.len() as u32;
-    let (min_keys, max_keys) = (by_min.keys(), by_max.keys());
+    let (min_keys, max_keys) = (by_min.signed_min_keys(), by_max.signed_min_keys());
     let (mut f, mut g) = (0usize, 0usize);
     ids.iter().enumerate().map(move |(k, &id)| {
         // Joiners are read in coordinate order, not in their own.
@@ -553,7 +553,7 @@ fn joining<'s>(
         }
         let j = &joiners[(id % n.max(1)) as usize];
         let mut e = End::new(&j.keys, axis, j.slot, id >= n);
-        let c = e.coord;
+        let c = signed(e.coord);
         e.finger = if e.is_max() {
             g = gallop(min_keys, g, |k| k <= c);
             g as u32
@@ -585,11 +585,12 @@ fn walk_min(
     created: &mut Vec<u64>,
     counts: &mut AxisCounts,
 ) -> u32 {
-    let keys = by_max.keys();
+    let keys = by_max.signed_min_keys();
+    let c = signed(new.coord);
     let from = old.finger as usize;
     let mut f = from;
     if new.coord < old.coord {
-        while f > 0 && keys[f - 1] >= new.coord {
+        while f > 0 && keys[f - 1] >= c {
             f -= 1;
         }
         // The other box's minimum (`max_x` here) must not lie above the mover's maximum.
@@ -604,7 +605,7 @@ fn walk_min(
         );
     } else {
         // The sentinel ends the scan.
-        while keys[f] < new.coord {
+        while keys[f] < c {
             f += 1;
         }
     }
@@ -622,11 +623,12 @@ fn walk_max(
     created: &mut Vec<u64>,
     counts: &mut AxisCounts,
 ) -> u32 {
-    let keys = by_min.keys();
+    let keys = by_min.signed_min_keys();
+    let c = signed(new.coord);
     let from = old.finger as usize;
     let mut g = from;
     if new.coord > old.coord {
-        while keys[g] <= new.coord {
+        while keys[g] <= c {
             g += 1;
         }
         test_crossed(
@@ -639,7 +641,7 @@ fn walk_max(
             counts,
         );
     } else {
-        while g > 0 && keys[g - 1] > new.coord {
+        while g > 0 && keys[g - 1] > c {
             g -= 1;
         }
     }
@@ -659,11 +661,9 @@ fn test_crossed(
     counts: &mut AxisCounts,
 ) {
     counts.crossed += range.len() as u64;
-    let start = range.start;
-    let (uvs, others) = (&list.uvs()[range.clone()], &list.max_keys()[range]);
-    for (k, (uv, &other)) in uvs.iter().zip(others).enumerate() {
-        if uv_overlap(&new.uv, uv) & own(other) {
-            asleep_hit(new.slot(), list.id(start + k), sh, created);
+    for i in range {
+        if uv_overlap(&new.uv, &list.uv(i)) & own(list.max_x(i)) {
+            asleep_hit(new.slot(), list.id(i), sh, created);
         }
     }
 }
@@ -679,10 +679,10 @@ fn asleep_hit(mover: u32, other: u32, sh: &Shared<'_>, created: &mut Vec<u64>) {
 /// Sets the fingers of `ends` (sorted by order) against the asleep lists, galloping from one
 /// endpoint to the next: O(n log(m / n)) for n endpoints and m asleep ones.
 fn set_fingers(ends: &mut [End], by_min: &BoxList, by_max: &BoxList) {
-    let (min_keys, max_keys) = (by_min.keys(), by_max.keys());
+    let (min_keys, max_keys) = (by_min.signed_min_keys(), by_max.signed_min_keys());
     let (mut f, mut g) = (0usize, 0usize);
     for e in ends.iter_mut() {
-        let c = e.coord;
+        let c = signed(e.coord);
         if e.is_max() {
             g = gallop(min_keys, g, |k| k <= c);
             e.finger = g as u32;
@@ -696,7 +696,7 @@ fn set_fingers(ends: &mut [End], by_min: &BoxList, by_max: &BoxList) {
 /// The first index at or after `from` whose key fails `pred` (a predicate true on a prefix of
 /// the sorted `keys`, false on the sentinel that ends them).
 #[inline]
-fn gallop(keys: &[u32], from: usize, pred: impl Fn(u32) -> bool) -> usize {
+fn gallop<K: Copy>(keys: &[K], from: usize, pred: impl Fn(K) -> bool) -> usize {
     let n = keys.len();
     let (mut lo, mut step) = (from, 1usize);
     // Doubling steps until one lands past the answer, then a binary search behind it.

@@ -85,9 +85,9 @@ pub(super) struct Batch {
 #[inline]
 fn encoded(list: &BoxList, i: usize) -> EncodedBox {
     EncodedBox {
-        min_x: list.keys()[i],
+        min_x: list.min_x(i),
         max_x: list.max_x(i),
-        uv: *list.uv(i),
+        uv: list.uv(i),
     }
 }
 
@@ -111,7 +111,7 @@ fn grid_for(fresh: &BoxList, old: usize, per_column: usize) -> Option<Grid> {
     }
     let (mut lo, mut hi) = ([u32::MAX; 2], [0u32; 2]);
     let mut width = [0.0f64; 2];
-    for uv in fresh.uvs() {
+    for uv in (0..f).map(|i| fresh.uv(i)) {
         for k in 0..2 {
             lo[k] = lo[k].min(uv[k]);
             hi[k] = hi[k].max(uv[2 + k]);

@@ -1,0 +1,318 @@
+//! A grid of cells over the two non-sweep axes: which axis the cells sweep, and how the plane
+//! of the two other axes is cut. Abp lays one grid over the whole scene; Mbp lays one inside
+//! each region.
+//!
+//! A single sweep over N boxes in a dense 3D scene tests every box against all boxes in its
+//! slab along the sweep axis: about N²·w/L tests, 10⁸ for 100k boxes. Cutting the cross plane
+//! into C cells and sweeping each on its own divides that by C, at the price of boxes that
+//! straddle cell borders appearing in several cells. The grid is derived from the boxes
+//! themselves (robust percentiles, so a few far or huge boxes do not stretch it); boxes outside
+//! it are clamped into the border cells, which reach to infinity.
+
+use crate::Aabb;
+
+/// How a grid is sized: the knobs of [`AbpSettings`](crate::AbpSettings), shared with Mbp.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct GridParams {
+    /// Boxes per cell to aim for.
+    pub boxes_per_cell: usize,
+    /// Cells are at least this many median box extents wide.
+    pub min_cell_extents: f32,
+    /// Below this many boxes, one cell.
+    pub min_boxes_for_cells: usize,
+}
+
+/// At most this many cells per axis: cell coordinates fit the 11-bit fields of a tag
+/// (`super::tag`).
+pub(crate) const MAX_CELLS_PER_AXIS: usize = 1024;
+/// Boxes sampled to choose a grid.
+const SAMPLE: usize = 4096;
+
+/// The sweep axis and the cells over the two other axes.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Grid {
+    /// `[sweep, u, v]`: the sweep axis, then the two cut axes.
+    pub axes: [usize; 3],
+    origin: [f64; 2],
+    inv_cell: [f64; 2],
+    /// Cells along u and along v.
+    pub cells: [usize; 2],
+}
+
+/// The cells a box covers: `u0..=u1` by `v0..=v1`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct CellRange {
+    pub u0: u16,
+    pub u1: u16,
+    pub v0: u16,
+    pub v1: u16,
+}
+
+impl CellRange {
+    /// How many cells the box covers.
+    #[inline]
+    pub fn count(&self) -> usize {
+        (usize::from(self.u1 - self.u0) + 1) * (usize::from(self.v1 - self.v0) + 1)
+    }
+
+    /// The cells covered, as `(u, v)`, u-major.
+    #[inline]
+    pub fn cells(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        (self.u0..=self.u1)
+            .flat_map(move |u| (self.v0..=self.v1).map(move |v| (usize::from(u), usize::from(v))))
+    }
+}
+
+/// Per axis: the 2nd and 98th percentile of box centres and the median extent, over a
+/// deterministic sample of `n` boxes.
+struct Spread {
+    lo: [f64; 3],
+    hi: [f64; 3],
+    extent: [f64; 3],
+}
+
+impl Spread {
+    fn of<'a>(n: usize, boxes: impl Iterator<Item = &'a Aabb>) -> Option<Self> {
+        let stride = n.div_ceil(SAMPLE).max(1);
+        let sample: Vec<&Aabb> = boxes.step_by(stride).collect();
+        if sample.is_empty() {
+            return None;
+        }
+        let mut s = Spread {
+            lo: [0.0; 3],
+            hi: [0.0; 3],
+            extent: [0.0; 3],
+        };
+        for axis in 0..3 {
+            let mut centres: Vec<f64> = sample
+                .iter()
+                .map(|b| 0.5 * (f64::from(b.min[axis]) + f64::from(b.max[axis])))
+                .collect();
+            let mut sizes: Vec<f64> = sample
+                .iter()
+                .map(|b| f64::from(b.max[axis]) - f64::from(b.min[axis]))
+                .collect();
+            centres.sort_by(f64::total_cmp);
+            sizes.sort_by(f64::total_cmp);
+            let q = |v: &[f64], f: f64| v[((v.len() - 1) as f64 * f) as usize];
+            s.lo[axis] = q(&centres, 0.02);
+            s.hi[axis] = q(&centres, 0.98);
+            s.extent[axis] = q(&sizes, 0.5);
+        }
+        Some(s)
+    }
+}
+
+/// Per axis, the 2nd and 98th percentiles of the box centres of a deterministic sample of
+/// the `n` boxes, or `None` for no boxes.
+pub(crate) fn centre_spread<'a>(
+    n: usize,
+    boxes: impl Iterator<Item = &'a Aabb>,
+) -> Option<([f64; 3], [f64; 3])> {
+    Spread::of(n, boxes).map(|s| (s.lo, s.hi))
+}
+
+impl Grid {
+    /// One cell: a plain sweep along `axis`.
+    pub fn single(axis: usize) -> Self {
+        Self {
+            axes: [axis, (axis + 1) % 3, (axis + 2) % 3],
+            origin: [0.0; 2],
+            inv_cell: [0.0; 2],
+            cells: [1, 1],
+        }
+    }
+
+    /// The number of cells.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.cells[0] * self.cells[1]
+    }
+
+    /// The index of cell `(u, v)`.
+    #[inline]
+    pub fn index(&self, u: usize, v: usize) -> usize {
+        u * self.cells[1] + v
+    }
+
+    /// Chooses a grid for `n` boxes, of which `boxes` yields a deterministic sample. The
+    /// sweep axis is `sweep` if given, else the axis of the longest spread. With `clip`, the
+    /// grid covers only the part of the boxes' spread inside it (a region's grid).
+    pub fn choose<'a>(
+        params: &GridParams,
+        n: usize,
+        boxes: impl Iterator<Item = &'a Aabb>,
+        sweep: Option<usize>,
+        clip: Option<&Aabb>,
+    ) -> Self {
+        let Some(s) = Spread::of(n, boxes) else {
+            return Self::single(sweep.unwrap_or(0));
+        };
+        let mut lo = s.lo;
+        let mut hi = s.hi;
+        if let Some(c) = clip {
+            for a in 0..3 {
+                lo[a] = lo[a].max(f64::from(c.min[a]));
+                hi[a] = hi[a].min(f64::from(c.max[a]));
+                if lo[a] > hi[a] {
+                    // The boxes' centres lie outside the clip on this axis: cover the clip.
+                    lo[a] = f64::from(c.min[a]);
+                    hi[a] = f64::from(c.max[a]);
+                }
+            }
+        }
+        let spread: [f64; 3] = std::array::from_fn(|a| hi[a] - lo[a]);
+        let sweep = sweep.unwrap_or_else(|| {
+            (0..3)
+                .max_by(|&a, &b| spread[a].total_cmp(&spread[b]).then(b.cmp(&a)))
+                .unwrap_or(0)
+        });
+        let mut grid = Self::single(sweep);
+        if n < params.min_boxes_for_cells {
+            return grid;
+        }
+        let [_, u, v] = grid.axes;
+        let extent = s.extent;
+        let area = spread[u].max(extent[u]) * spread[v].max(extent[v]);
+        let mut cell = (area * params.boxes_per_cell as f64 / n as f64).sqrt();
+        cell = cell.max(f64::from(params.min_cell_extents) * extent[u].max(extent[v]));
+        if !(cell.is_finite() && cell > 0.0) {
+            return grid;
+        }
+        for (k, &axis) in [u, v].iter().enumerate() {
+            let count = (spread[axis] / cell).ceil();
+            let count = if count.is_finite() { count as usize } else { 1 };
+            grid.cells[k] = count.clamp(1, MAX_CELLS_PER_AXIS);
+            grid.origin[k] = lo[axis];
+            grid.inv_cell[k] = 1.0 / cell;
+        }
+        grid
+    }
+
+    /// The cell of coordinate `x` on cut axis `k`; monotone in `x`, clamped to the grid.
+    #[inline(always)]
+    fn cell(&self, k: usize, x: f32) -> u16 {
+        let t = (f64::from(x) - self.origin[k]) * self.inv_cell[k];
+        let last = (self.cells[k] - 1) as f64;
+        // Truncation is floor for t >= 0, and everything below 0 clamps to cell 0 anyway;
+        // `floor` itself is a library call on baseline x86-64.
+        t.clamp(0.0, last) as u16
+    }
+
+    /// Whether the centre of `aabb` lies outside the grid (the box was clamped into a border
+    /// cell). Many such boxes mean the grid no longer fits the scene.
+    #[inline]
+    pub fn is_outside(&self, aabb: &Aabb) -> bool {
+        if self.len() == 1 {
+            return false;
+        }
+        let [_, u, v] = self.axes;
+        [(0, u), (1, v)].into_iter().any(|(k, axis)| {
+            let centre = 0.5 * (f64::from(aabb.min[axis]) + f64::from(aabb.max[axis]));
+            let t = (centre - self.origin[k]) * self.inv_cell[k];
+            t < 0.0 || t >= self.cells[k] as f64
+        })
+    }
+
+    /// The interval of cell `i` on cut axis `k`, widened a little so that rounding never
+    /// loses a point on its border; the border cells reach to infinity.
+    pub fn cell_span(&self, k: usize, i: usize) -> (f64, f64) {
+        if self.cells[k] == 1 {
+            return (f64::NEG_INFINITY, f64::INFINITY);
+        }
+        let cell = 1.0 / self.inv_cell[k];
+        let margin = cell * 1e-6;
+        let lo = if i == 0 {
+            f64::NEG_INFINITY
+        } else {
+            let lo = self.origin[k] + i as f64 * cell;
+            lo - margin - lo.abs() * 1e-9
+        };
+        let hi = if i + 1 == self.cells[k] {
+            f64::INFINITY
+        } else {
+            let hi = self.origin[k] + (i + 1) as f64 * cell;
+            hi + margin + hi.abs() * 1e-9
+        };
+        (lo, hi)
+    }
+
+    /// The cells `aabb` covers.
+    #[inline(always)]
+    pub fn range(&self, aabb: &Aabb) -> CellRange {
+        let [_, u, v] = self.axes;
+        CellRange {
+            u0: self.cell(0, aabb.min[u]),
+            u1: self.cell(0, aabb.max[u]),
+            v0: self.cell(1, aabb.min[v]),
+            v1: self.cell(1, aabb.max[v]),
+        }
+    }
+}
+
+/// A ray's stretch widened by a relative hair all round: the rounding of the ray's points.
+pub(crate) fn pad_stretch(stretch: &Aabb) -> Aabb {
+    let pad = stretch
+        .min
+        .iter()
+        .chain(&stretch.max)
+        .fold(0.0f32, |m, c| m.max(c.abs()))
+        * 1e-6;
+    stretch.inflated(pad + f32::MIN_POSITIVE)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PARAMS: GridParams = GridParams {
+        boxes_per_cell: 1024,
+        min_cell_extents: 2.5,
+        min_boxes_for_cells: 512,
+    };
+
+    #[test]
+    fn small_populations_get_one_cell() {
+        let boxes: Vec<Aabb> = (0..100)
+            .map(|i| Aabb::new([i as f32, 0.0, 0.0], [i as f32 + 1.0, 1.0, 1.0]))
+            .collect();
+        let grid = Grid::choose(&PARAMS, boxes.len(), boxes.iter(), None, None);
+        assert_eq!(grid.len(), 1);
+        assert_eq!(grid.axes[0], 0, "sweeps along the long axis");
+    }
+
+    #[test]
+    fn dense_scenes_get_cells_and_ranges_are_clamped() {
+        let n = 20_000;
+        let boxes: Vec<Aabb> = (0..n)
+            .map(|i| {
+                let p = [
+                    (i % 30) as f32 * 3.0,
+                    ((i / 30) % 30) as f32 * 3.0,
+                    (i / 900) as f32 * 3.0,
+                ];
+                Aabb::new(p, p.map(|c| c + 1.0))
+            })
+            .collect();
+        let grid = Grid::choose(&PARAMS, n, boxes.iter(), None, None);
+        assert!(grid.len() > 16, "{grid:?}");
+        let far = Aabb::new([-1e30; 3], [1e30; 3]);
+        let r = grid.range(&far);
+        assert_eq!((r.u0, r.v0), (0, 0));
+        assert_eq!(
+            (usize::from(r.u1) + 1, usize::from(r.v1) + 1),
+            (grid.cells[0], grid.cells[1])
+        );
+        // A clipped grid covers only the clip: fewer cells, same sweep axis when asked.
+        let clip = Aabb::new([0.0; 3], [30.0, 30.0, 90.0]);
+        let clipped = Grid::choose(
+            &PARAMS,
+            n / 9,
+            boxes.iter(),
+            Some(grid.axes[0]),
+            Some(&clip),
+        );
+        assert_eq!(clipped.axes[0], grid.axes[0]);
+        assert!(clipped.len() < grid.len(), "{clipped:?}");
+    }
+}

@@ -1,0 +1,907 @@
+//! Cells: the sorted sweeps that Abp's columns and Mbp's region cells share.
+//!
+//! A cell holds every box that touches it, fixed and dynamic boxes apart, each list sorted on
+//! the sweep axis. Each update, the boxes that changed leave the cells they were in and arrive,
+//! re-encoded, in the cells they touch now; each touched cell then
+//! 1. drops its leavers (one in-place compaction);
+//! 2. sorts its arrivals (PhysX keeps the moved boxes at the front of its arrays and sorts them
+//!    apart, "move to front"; here they arrive in lists of their own);
+//! 3. sweeps moved dynamic × moved dynamic (complete pruning), then moved dynamic × unmoved
+//!    dynamic, moved dynamic × all fixed, and moved fixed × unmoved dynamic (bipartite
+//!    pruning); two unmoved boxes are never tested: their pair, if any, is kept;
+//! 4. diffs the pairs it found against the sorted list of pairs it reported last time, all in
+//!    cache, giving created and deleted candidates;
+//! 5. merges its arrivals into its sorted lists (fixed boxes are thus re-sorted only when they
+//!    change: the changed ones are sorted, then merged).
+//!
+//! Cells are independent, so they are processed in parallel (rayon), and the arrivals are
+//! dealt in parallel too, one chunk of the (sorted) changed slots per thread, each chunk
+//! writing its owner's per-slot records for its own range of slots. Every cell reads its
+//! arrivals back chunk after chunk, which is the order of the slots however they were cut, and
+//! the outputs are gathered in cell order: the result does not depend on the number of threads.
+//!
+//! A pair of boxes that share several cells is reported by one of them only, its *home*: each
+//! entry carries a tag naming its box's first region and first cell there (see [`tag`]), and
+//! the home of a pair is the lowest cell both boxes touch, in (region, u, v) order: within a
+//! region, the cell at `(max u0, max v0)`; across regions, the lowest region both touch. A pair
+//! that changes home is deleted from the old cell and created in the new one: it lands in both
+//! candidate lists, and [`Cells::finish`] cancels it out.
+
+pub(crate) mod grid;
+
+use std::ops::ControlFlow;
+
+use crate::pairs::{key_slots, pair_key};
+use crate::prune::{bipartite, complete, BoxList, EncodedBox};
+use crate::radix::RadixSorter;
+use crate::Aabb;
+
+/// Bits of the cut-axis fields of a tag.
+const FIELD_BITS: u32 = 11;
+const FIELD: u32 = (1 << FIELD_BITS) - 1;
+/// The cell coordinates of a tag.
+const LOCAL: u32 = (1 << (2 * FIELD_BITS)) - 1;
+/// The flag of an entry whose box is in exactly two regions.
+pub(crate) const TWO_REGIONS: u32 = 1 << (2 * FIELD_BITS);
+const REGION_SHIFT: u32 = 24;
+
+/// The tag of an entry (or the key of a cell): `region` (8 bits), a flag (see
+/// [`TWO_REGIONS`]), then the cell coordinates `u` and `v` in that region's grid (11 bits
+/// each). An entry's tag names its box's first (lowest) region and its first cell there.
+#[inline]
+pub(crate) fn tag(region: usize, u: u16, v: u16) -> u32 {
+    debug_assert!(region < 256 && u32::from(u) <= FIELD && u32::from(v) <= FIELD);
+    ((region as u32) << REGION_SHIFT) | (u32::from(u) << FIELD_BITS) | u32::from(v)
+}
+
+/// The region named by a tag or cell key.
+#[inline]
+pub(crate) fn tag_region(t: u32) -> usize {
+    (t >> REGION_SHIFT) as usize
+}
+
+/// A tag or key without its region and flags: the cell coordinates within the region.
+#[inline]
+pub(crate) fn local(t: u32) -> u32 {
+    t & LOCAL
+}
+
+/// Where the pair of two entries tagged `a` and `b`, found in the cell with key `key`, belongs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Home {
+    /// This cell reports it.
+    Here,
+    /// Another cell does.
+    Elsewhere,
+    /// This cell does, unless both boxes also touch a region below this one: both boxes start
+    /// in lower regions (their first regions), which may or may not be shared.
+    HereUnlessLowerRegion,
+}
+
+/// The home rule of the module docs, from the tags alone.
+#[inline(always)]
+pub(crate) fn home(key: u32, a: u32, b: u32) -> Home {
+    let u = ((a >> FIELD_BITS) & FIELD).max((b >> FIELD_BITS) & FIELD);
+    let v = (a & FIELD).max(b & FIELD);
+    if (u << FIELD_BITS) | v != key & LOCAL {
+        return Home::Elsewhere;
+    }
+    let (ra, rb) = (a >> REGION_SHIFT, b >> REGION_SHIFT);
+    match ra.max(rb).cmp(&(key >> REGION_SHIFT)) {
+        std::cmp::Ordering::Equal => Home::Here,
+        // Both boxes are in this cell's region and start below it. A box in exactly two
+        // regions is in its first one and this one: two such boxes share a lower region
+        // exactly when they start in the same one.
+        std::cmp::Ordering::Less if a & b & TWO_REGIONS != 0 => {
+            if ra == rb {
+                Home::Elsewhere
+            } else {
+                Home::Here
+            }
+        }
+        std::cmp::Ordering::Less => Home::HereUnlessLowerRegion,
+        // Both boxes are in this cell's region, so neither starts above it.
+        std::cmp::Ordering::Greater => Home::Elsewhere,
+    }
+}
+
+/// A box arriving in a cell this update.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Arrival {
+    pub enc: EncodedBox,
+    pub slot: u32,
+    pub tag: u32,
+}
+
+/// What one chunk of the changed slots dealt: arrivals per cell, and the cells it touched.
+/// Dynamic and fixed arrivals are kept in separate arrays, and touched cells marked in a byte
+/// map: dealing reads and writes the header of one vector per arrival, and with a thousand
+/// cells and more the headers must stay in cache (two vectors a cell measured 30% slower at
+/// a million boxes).
+#[derive(Clone, Debug, Default)]
+struct Chunk {
+    dynamic: Vec<Vec<Arrival>>,
+    fixed: Vec<Vec<Arrival>>,
+    marked: Vec<bool>,
+    touched: Vec<u32>,
+}
+
+impl Chunk {
+    /// Empties the inboxes of the last deal and sizes them for `cells` cells.
+    fn reset(&mut self, cells: usize) {
+        if self.dynamic.len() != cells {
+            self.clear();
+            self.dynamic.resize_with(cells, Vec::new);
+            self.fixed.resize_with(cells, Vec::new);
+            self.marked.resize(cells, false);
+        } else {
+            for &c in &self.touched {
+                let c = c as usize;
+                self.dynamic[c].clear();
+                self.fixed[c].clear();
+                self.marked[c] = false;
+            }
+        }
+        self.touched.clear();
+    }
+
+    /// Drops everything (cell indices changed).
+    fn clear(&mut self) {
+        self.dynamic.clear();
+        self.fixed.clear();
+        self.marked.clear();
+        self.touched.clear();
+    }
+
+    /// The arrivals of cell `c`.
+    fn inbox(&self, c: usize, fixed: bool) -> &[Arrival] {
+        if fixed {
+            &self.fixed[c]
+        } else {
+            &self.dynamic[c]
+        }
+    }
+}
+
+/// Where a dealing function puts a slot's arrivals.
+pub(crate) struct Sink<'a> {
+    chunk: &'a mut Chunk,
+}
+
+impl Sink<'_> {
+    /// Delivers `arrival` to cell `cell`.
+    #[inline(always)]
+    pub(crate) fn push(&mut self, cell: usize, arrival: Arrival, fixed: bool) {
+        let chunk = &mut *self.chunk;
+        if !chunk.marked[cell] {
+            chunk.marked[cell] = true;
+            chunk.touched.push(cell as u32);
+        }
+        if fixed {
+            chunk.fixed[cell].push(arrival);
+        } else {
+            chunk.dynamic[cell].push(arrival);
+        }
+    }
+}
+
+/// One cell: its fixed and dynamic boxes, each sorted on the sweep axis, and the pairs whose
+/// home it is.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Cell {
+    /// The cell's key (see [`tag`]): its region and coordinates.
+    pub key: u32,
+    /// Whether the cell finds pairs. Mbp keeps its out-of-bounds boxes in a cell that does
+    /// not: they are held for queries only.
+    pub prune: bool,
+    /// `[sweep, u, v]`: the axis the cell's lists are sorted on, then the two others.
+    pub axes: [usize; 3],
+    pub fixed: BoxList,
+    pub dynamic: BoxList,
+    /// This update's arrivals, sorted.
+    moved_fixed: BoxList,
+    moved_dynamic: BoxList,
+    /// Keys of the pairs whose home is this cell, sorted; and the spare list they are merged
+    /// into.
+    pairs: Vec<u64>,
+    spare: Vec<u64>,
+    /// This update's candidate created and deleted pair keys.
+    created: Vec<u64>,
+    deleted: Vec<u64>,
+    /// Candidates tested this update.
+    tests: u64,
+    /// A box holding every box of the cell, kept when the owner asks ([`Cells::track_bounds`]).
+    pub bounds: Option<Aabb>,
+}
+
+impl Cell {
+    /// An empty cell sweeping along `axes[0]`.
+    pub(crate) fn new(key: u32, prune: bool, axes: [usize; 3]) -> Self {
+        Self {
+            key,
+            prune,
+            axes,
+            ..Self::default()
+        }
+    }
+
+    /// Boxes held (fixed and dynamic).
+    pub(crate) fn len(&self) -> usize {
+        self.fixed.len() + self.dynamic.len()
+    }
+
+    /// Measures the box holding every box of the cell, or `None` when empty.
+    fn measure(&self) -> Option<Aabb> {
+        match (self.fixed.bounds(self.axes), self.dynamic.bounds(self.axes)) {
+            (Some(a), Some(b)) => Some(a.union(&b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Heap bytes held.
+    pub(crate) fn memory_bytes(&self) -> usize {
+        self.fixed.memory_bytes()
+            + self.dynamic.memory_bytes()
+            + self.moved_fixed.memory_bytes()
+            + self.moved_dynamic.memory_bytes()
+            + (self.pairs.capacity()
+                + self.spare.capacity()
+                + self.created.capacity()
+                + self.deleted.capacity())
+                * 8
+    }
+
+    /// Visits the boxes of this cell that overlap `q`, as `(slot, tag)`, until `visit`
+    /// breaks.
+    pub(crate) fn scan(
+        &self,
+        q: &Aabb,
+        visit: &mut dyn FnMut(u32, u32) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
+        let enc = EncodedBox::new(q, self.axes);
+        let x = self.axes[0];
+        for list in [&self.fixed, &self.dynamic] {
+            for i in list.sweep_range(q.min[x], q.max[x]) {
+                if list.overlaps(i, &enc) {
+                    visit(list.id(i), list.tag(i))?;
+                }
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// Every slot held, with its tag.
+    pub(crate) fn entries(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        [&self.fixed, &self.dynamic]
+            .into_iter()
+            .flat_map(|l| l.ids().iter().copied().zip(l.tags().iter().copied()))
+    }
+}
+
+/// Scratch space of one worker.
+#[derive(Debug, Default)]
+struct Scratch {
+    order: Vec<u64>,
+    found: Vec<u64>,
+}
+
+/// What the pruning asks of its owner, per pair or per slot.
+pub(crate) struct Rules<'a, A, C, L> {
+    /// Whether the filter lets two slots pair (never asked for two fixed proxies).
+    pub allows: &'a A,
+    /// Whether a slot changed this update (it left its cells and arrived again).
+    pub changed: &'a C,
+    /// For [`Home::HereUnlessLowerRegion`]: whether the two slots share a region below the
+    /// given one.
+    pub lower_common: &'a L,
+}
+
+/// At least this many changed slots per chunk when dealing in parallel. Tiny with the
+/// `testing` feature, so that the differential suite's crowds deal in several chunks on
+/// several threads.
+#[cfg(not(feature = "testing"))]
+const CHUNK_SLOTS: usize = 8192;
+#[cfg(feature = "testing")]
+const CHUNK_SLOTS: usize = 48;
+/// At most this many chunks.
+const MAX_CHUNKS: usize = 8;
+/// Below this many changed slots, one thread does everything (rayon's start-up would cost
+/// more than it saves).
+#[cfg(not(feature = "testing"))]
+const PARALLEL_MIN: usize = 2048;
+#[cfg(feature = "testing")]
+const PARALLEL_MIN: usize = 16;
+
+/// A set of cells and what an update does to them.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Cells {
+    cells: Vec<Cell>,
+    chunks: Vec<Chunk>,
+    /// Chunks used by the last deal, and the slots it dealt.
+    active: usize,
+    dealt: usize,
+    /// Per cell: touched this update; boxes left it. Kept apart from the cells, which are
+    /// large, so that marking stays in cache.
+    is_touched: Vec<bool>,
+    leavers: Vec<bool>,
+    touched: Vec<u32>,
+    /// Candidate created and deleted pair keys of this update.
+    created: Vec<u64>,
+    deleted: Vec<u64>,
+    tests: u64,
+    /// Every touched cell measures its bounds.
+    pub track_bounds: bool,
+    /// Sorts the slots to deal.
+    sorter: RadixSorter,
+    scratch: Vec<u32>,
+}
+
+impl Cells {
+    /// The cells.
+    #[inline]
+    pub(crate) fn get(&self, c: usize) -> &Cell {
+        &self.cells[c]
+    }
+
+    #[inline]
+    pub(crate) fn len(&self) -> usize {
+        self.cells.len()
+    }
+
+    /// Candidates tested by the last update.
+    pub(crate) fn tests(&self) -> u64 {
+        self.tests
+    }
+
+    /// Replaces the cells in `range` by `new` ones (a new layout, a region re-cut, added or
+    /// removed). The pairs of the old cells become deleted candidates: boxes whose pairs
+    /// persist are dealt again and find them again, which cancels them out. The caller deals
+    /// again every box the old cells held.
+    pub(crate) fn replace(&mut self, range: std::ops::Range<usize>, new: Vec<Cell>) {
+        for cell in &self.cells[range.clone()] {
+            self.deleted.extend_from_slice(&cell.pairs);
+        }
+        // Marks and inboxes refer to cell indices, which shift: drop them. Callers replace
+        // cells before anything is marked or dealt in an update.
+        debug_assert!(self.touched.is_empty());
+        self.cells.splice(range, new);
+        let n = self.cells.len();
+        self.is_touched.clear();
+        self.is_touched.resize(n, false);
+        self.leavers.clear();
+        self.leavers.resize(n, false);
+        for chunk in &mut self.chunks {
+            chunk.clear();
+        }
+        self.active = 0;
+        self.dealt = 0;
+    }
+
+    /// Marks cell `c` as touched by this update.
+    #[inline]
+    pub(crate) fn touch(&mut self, c: usize) {
+        if !self.is_touched[c] {
+            self.is_touched[c] = true;
+            self.touched.push(c as u32);
+        }
+    }
+
+    /// Marks that boxes leave cell `c` this update.
+    #[inline]
+    pub(crate) fn mark_leaver(&mut self, c: usize) {
+        self.touch(c);
+        self.leavers[c] = true;
+    }
+
+    /// Marks every cell: when most boxes changed, compacting all beats finding which.
+    pub(crate) fn mark_all_leavers(&mut self) {
+        for c in 0..self.cells.len() {
+            self.mark_leaver(c);
+        }
+    }
+
+    /// Sorts slots to deal into increasing order: the store is then read in order, and the
+    /// dealing can run in parallel ([`Cells::chunks_for`]). Slots changed in scene order, as
+    /// a simulation moves its bodies, come sorted already and cost one read; after churn
+    /// (removed and re-inserted proxies get other slots) they do not.
+    pub(crate) fn sort_slots(&mut self, slots: &mut [u32]) {
+        self.scratch.resize(slots.len(), 0);
+        self.sorter.sort_unchecked(slots, &mut self.scratch);
+    }
+
+    /// How many chunks to deal `slots` in: one per thread when `parallel` and the update is
+    /// large, provided `slots` increase (then each chunk holds a range of slots of its own,
+    /// so owners can split their per-slot arrays between chunks: see [`split_slots`]); else
+    /// one. A cell reads its arrivals back chunk after chunk, so they come in slot-list order
+    /// whatever the chunking: the count can follow the threads without changing results.
+    pub(crate) fn chunks_for(slots: &[u32], parallel: bool) -> usize {
+        if !parallel || slots.len() < PARALLEL_MIN {
+            return 1;
+        }
+        let chunks = slots
+            .len()
+            .div_ceil(CHUNK_SLOTS)
+            .clamp(1, (2 * par::threads()).min(MAX_CHUNKS));
+        if chunks > 1 && slots.windows(2).all(|w| w[0] < w[1]) {
+            chunks
+        } else {
+            1
+        }
+    }
+
+    /// Deals the arrivals of `slots`, cut into `states.len()` chunks (as [`split_slots`]
+    /// cuts them), in parallel when there are several: `deal(slot, sink, state)` pushes the
+    /// slot's arrivals (if any) and records what its owner keeps in its chunk's `state`.
+    pub(crate) fn deal<S, F>(&mut self, slots: &[u32], states: &mut [S], deal: F)
+    where
+        S: Send,
+        F: Fn(u32, &mut Sink<'_>, &mut S) + Sync,
+    {
+        let chunks = states.len().max(1);
+        let per_chunk = chunk_len(slots.len(), chunks);
+        if self.chunks.len() < chunks {
+            self.chunks.resize_with(chunks, Chunk::default);
+        }
+        let cells = self.cells.len();
+        // Empty what every chunk dealt last time, including chunks this deal does not use.
+        for chunk in &mut self.chunks {
+            chunk.reset(cells);
+        }
+        self.active = chunks;
+        self.dealt = slots.len();
+        let work = |chunk: &mut Chunk, slots: &[u32], state: &mut S| {
+            let mut sink = Sink { chunk };
+            for &slot in slots {
+                deal(slot, &mut sink, state);
+            }
+        };
+        let jobs = self.chunks[..chunks]
+            .iter_mut()
+            .zip(slots.chunks(per_chunk).zip(states.iter_mut()));
+        if chunks > 1 {
+            par::for_each(jobs.collect(), |(chunk, (s, st))| work(chunk, s, st));
+        } else {
+            jobs.for_each(|(chunk, (s, st))| work(chunk, s, st));
+        }
+        for k in 0..chunks {
+            for i in 0..self.chunks[k].touched.len() {
+                let c = self.chunks[k].touched[i] as usize;
+                self.touch(c);
+            }
+        }
+    }
+
+    /// Prunes every touched cell (in parallel when `parallel` and the update is large) and
+    /// gathers their candidate changes.
+    pub(crate) fn prune<A, C, L>(&mut self, parallel: bool, rules: &Rules<'_, A, C, L>)
+    where
+        A: Fn(u32, u32) -> bool + Sync,
+        C: Fn(u32) -> bool + Sync,
+        L: Fn(u32, u32, usize) -> bool + Sync,
+    {
+        self.touched.sort_unstable();
+        let chunks = &self.chunks[..self.active];
+        let (is_touched, leavers, track) = (&self.is_touched, &self.leavers, self.track_bounds);
+        let work = |c: usize, cell: &mut Cell, scratch: &mut Scratch| {
+            prune_cell(cell, c, leavers[c], chunks, scratch, rules);
+            if track {
+                cell.bounds = cell.measure();
+            }
+        };
+        if parallel && self.dealt >= PARALLEL_MIN && self.touched.len() > 1 && par::threads() > 1 {
+            par::for_each_touched(&mut self.cells, is_touched, work);
+        } else {
+            let mut scratch = Scratch::default();
+            for &c in &self.touched {
+                let c = c as usize;
+                work(c, &mut self.cells[c], &mut scratch);
+            }
+        }
+        let mut tests = 0;
+        for &c in &self.touched {
+            let c = c as usize;
+            let cell = &mut self.cells[c];
+            self.created.extend_from_slice(&cell.created);
+            self.deleted.extend_from_slice(&cell.deleted);
+            tests += cell.tests;
+            self.is_touched[c] = false;
+            self.leavers[c] = false;
+        }
+        self.tests = tests;
+        self.touched.clear();
+    }
+
+    /// The update's created and deleted pairs, each sorted, the pairs in both (they changed
+    /// home) removed from both. Call [`Cells::clear_changes`] once they are applied.
+    pub(crate) fn finish(&mut self) -> (&[u64], &[u64]) {
+        self.created.sort_unstable();
+        self.deleted.sort_unstable();
+        // Each pair has one home cell, so no cell reports a key another reports too.
+        debug_assert!(self.created.windows(2).all(|w| w[0] < w[1]));
+        debug_assert!(self.deleted.windows(2).all(|w| w[0] < w[1]));
+        cancel_common(&mut self.created, &mut self.deleted);
+        (&self.created, &self.deleted)
+    }
+
+    pub(crate) fn clear_changes(&mut self) {
+        self.created.clear();
+        self.deleted.clear();
+    }
+
+    /// Heap bytes held.
+    pub(crate) fn memory_bytes(&self) -> usize {
+        self.cells.iter().map(Cell::memory_bytes).sum::<usize>()
+            + self
+                .chunks
+                .iter()
+                .flat_map(|ch| ch.fixed.iter().chain(&ch.dynamic))
+                .map(|v| v.capacity() * size_of::<Arrival>())
+                .sum::<usize>()
+            + self.cells.capacity() * size_of::<Cell>()
+    }
+}
+
+/// Positions per chunk when `len` slots are dealt in `chunks` chunks.
+fn chunk_len(len: usize, chunks: usize) -> usize {
+    len.div_ceil(chunks.max(1)).max(1)
+}
+
+/// Cuts a per-slot array into the parts each of `chunks` chunks of `slots` (increasing, see
+/// [`Cells::chunks_for`]) may write: `(first slot, part)`, the parts covering the array.
+pub(crate) fn split_slots<'a, T>(
+    array: &'a mut [T],
+    slots: &[u32],
+    chunks: usize,
+) -> Vec<(usize, &'a mut [T])> {
+    let per_chunk = chunk_len(slots.len(), chunks);
+    let mut parts = Vec::with_capacity(chunks);
+    let (mut rest, mut base) = (array, 0);
+    for c in 1..chunks {
+        let Some(&next) = slots.get(c * per_chunk) else {
+            break;
+        };
+        let next = (next as usize).clamp(base, base + rest.len());
+        let (part, tail) = rest.split_at_mut(next - base);
+        parts.push((base, part));
+        (rest, base) = (tail, next);
+    }
+    parts.push((base, rest));
+    parts
+}
+
+/// Steps 1 to 5 of the module docs for cell `c`.
+fn prune_cell<A, C, L>(
+    cell: &mut Cell,
+    c: usize,
+    leaver: bool,
+    chunks: &[Chunk],
+    scratch: &mut Scratch,
+    rules: &Rules<'_, A, C, L>,
+) where
+    A: Fn(u32, u32) -> bool,
+    C: Fn(u32) -> bool,
+    L: Fn(u32, u32, usize) -> bool,
+{
+    let changed = rules.changed;
+    if leaver {
+        cell.fixed.retain(|id| !changed(id));
+        cell.dynamic.retain(|id| !changed(id));
+    }
+    gather_sorted(
+        chunks,
+        c,
+        false,
+        &mut scratch.order,
+        &mut cell.moved_dynamic,
+    );
+    gather_sorted(chunks, c, true, &mut scratch.order, &mut cell.moved_fixed);
+    cell.created.clear();
+    cell.deleted.clear();
+    cell.tests = 0;
+    if cell.prune {
+        let key = cell.key;
+        let region = tag_region(key);
+        let found = &mut scratch.found;
+        found.clear();
+        let (allows, lower_common) = (rules.allows, rules.lower_common);
+        let mut report = |a: &BoxList, i: usize, b: &BoxList, j: usize| {
+            let (x, y) = (a.id(i), b.id(j));
+            let here = match home(key, a.tag(i), b.tag(j)) {
+                Home::Here => true,
+                Home::Elsewhere => false,
+                Home::HereUnlessLowerRegion => !lower_common(x, y, region),
+            };
+            if here && allows(x, y) {
+                found.push(pair_key(x, y));
+            }
+        };
+        let (md, mf, d, f) = (
+            &cell.moved_dynamic,
+            &cell.moved_fixed,
+            &cell.dynamic,
+            &cell.fixed,
+        );
+        // Fixed boxes are never swept against fixed boxes. The five sweeps cover disjoint
+        // pairs of lists, and a pair's home is unique: each pair is found at most once.
+        let mut tests = complete(md, |i, j| report(md, i, md, j));
+        tests += bipartite(md, d, |i, j| report(md, i, d, j));
+        tests += bipartite(md, f, |i, j| report(md, i, f, j));
+        tests += bipartite(md, mf, |i, j| report(md, i, mf, j));
+        tests += bipartite(mf, d, |i, j| report(mf, i, d, j));
+        cell.tests = tests;
+        found.sort_unstable();
+        diff_pairs(
+            &cell.pairs,
+            found,
+            changed,
+            &mut cell.spare,
+            &mut cell.created,
+            &mut cell.deleted,
+        );
+        std::mem::swap(&mut cell.pairs, &mut cell.spare);
+    }
+    merge_arrivals(&mut cell.dynamic, &mut cell.moved_dynamic);
+    merge_arrivals(&mut cell.fixed, &mut cell.moved_fixed);
+}
+
+/// Sorts cell `c`'s arrivals from every chunk on the sweep axis into `list` (emptied first).
+/// Sorting `key << 32 | chunk << 28 | position` words and then copying is cheaper than moving
+/// whole arrivals around; chunk and position make the order total, so the result is fixed.
+fn gather_sorted(
+    chunks: &[Chunk],
+    c: usize,
+    fixed: bool,
+    order: &mut Vec<u64>,
+    list: &mut BoxList,
+) {
+    list.clear();
+    let inbox = |k: usize| chunks[k].inbox(c, fixed);
+    order.clear();
+    for k in 0..chunks.len() {
+        order.extend(
+            inbox(k)
+                .iter()
+                .enumerate()
+                .map(|(i, a)| (u64::from(a.enc.min_x) << 32) | ((k as u64) << 28) | i as u64),
+        );
+    }
+    if order.is_empty() {
+        return;
+    }
+    order.sort_unstable();
+    list.extend_sorted(order.iter().map(|&o| {
+        let a = &inbox(((o >> 28) & 0xF) as usize)[(o & 0x0FFF_FFFF) as usize];
+        (&a.enc, a.slot, a.tag)
+    }));
+}
+
+/// Merges a cell's sorted arrivals into its sorted list and empties `arrivals`. When every
+/// box of the cell moved (all of them, in a scene where everything moves), the arrivals
+/// simply become the list.
+fn merge_arrivals(list: &mut BoxList, arrivals: &mut BoxList) {
+    if list.is_empty() {
+        std::mem::swap(list, arrivals);
+    } else {
+        list.merge_in(arrivals);
+        list.shrink();
+    }
+    arrivals.clear();
+}
+
+/// Diffs a cell's pairs: `old` (last update's, sorted) against `found` (this update's, sorted,
+/// each with a changed proxy). Pairs found again or with no changed proxy stay (into `out`);
+/// pairs found for the first time are created candidates; pairs with a changed proxy that were
+/// not found again are deleted candidates.
+fn diff_pairs(
+    old: &[u64],
+    found: &[u64],
+    changed: impl Fn(u32) -> bool,
+    out: &mut Vec<u64>,
+    created: &mut Vec<u64>,
+    deleted: &mut Vec<u64>,
+) {
+    out.clear();
+    let (mut i, mut j) = (0, 0);
+    // No real key is u64::MAX (slots are below 2^24): it stands for "list exhausted".
+    while i < old.len() || j < found.len() {
+        let o = old.get(i).copied().unwrap_or(u64::MAX);
+        let f = found.get(j).copied().unwrap_or(u64::MAX);
+        if o == f {
+            out.push(o);
+            i += 1;
+            j += 1;
+        } else if o < f {
+            let (a, b) = key_slots(o);
+            if changed(a) || changed(b) {
+                deleted.push(o);
+            } else {
+                out.push(o);
+            }
+            i += 1;
+        } else {
+            created.push(f);
+            out.push(f);
+            j += 1;
+        }
+    }
+}
+
+/// Removes the keys present in both sorted lists from both.
+fn cancel_common(a: &mut Vec<u64>, b: &mut Vec<u64>) {
+    if a.is_empty() || b.is_empty() {
+        return;
+    }
+    let (mut i, mut j, mut wa, mut wb) = (0, 0, 0, 0);
+    while i < a.len() || j < b.len() {
+        let x = a.get(i).copied().unwrap_or(u64::MAX);
+        let y = b.get(j).copied().unwrap_or(u64::MAX);
+        if x == y {
+            i += 1;
+            j += 1;
+        } else if x < y {
+            a[wa] = x;
+            wa += 1;
+            i += 1;
+        } else {
+            b[wb] = y;
+            wb += 1;
+            j += 1;
+        }
+    }
+    a.truncate(wa);
+    b.truncate(wb);
+}
+
+/// The parallel loops, with rayon or without.
+mod par {
+    use super::{Cell, Scratch};
+
+    /// Runs `f` on every job, in parallel.
+    #[cfg(feature = "parallel")]
+    pub(super) fn for_each<J: Send>(jobs: Vec<J>, f: impl Fn(J) + Sync + Send) {
+        use rayon::prelude::*;
+        jobs.into_par_iter().for_each(f);
+    }
+
+    #[cfg(not(feature = "parallel"))]
+    pub(super) fn for_each<J: Send>(jobs: Vec<J>, f: impl Fn(J) + Sync + Send) {
+        jobs.into_iter().for_each(f);
+    }
+
+    /// The threads work is spread over.
+    #[cfg(feature = "parallel")]
+    pub(super) fn threads() -> usize {
+        rayon::current_num_threads()
+    }
+
+    #[cfg(not(feature = "parallel"))]
+    pub(super) fn threads() -> usize {
+        1
+    }
+
+    /// Runs `f` on every touched cell, in parallel, each worker with its own scratch.
+    #[cfg(feature = "parallel")]
+    pub(super) fn for_each_touched(
+        cells: &mut [Cell],
+        is_touched: &[bool],
+        f: impl Fn(usize, &mut Cell, &mut Scratch) + Sync + Send,
+    ) {
+        use rayon::prelude::*;
+        use std::cell::RefCell;
+        thread_local! {
+            // Each worker keeps its scratch from one update to the next: no allocation once
+            // warm (rayon's `for_each_init` would make one per piece of work it splits off).
+            static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+        }
+        cells
+            .par_iter_mut()
+            .enumerate()
+            .filter(|(c, _)| is_touched[*c])
+            .for_each(|(c, cell)| {
+                SCRATCH.with(|s| match s.try_borrow_mut() {
+                    Ok(mut scratch) => f(c, cell, &mut scratch),
+                    // Re-entered on this thread (rayon may run other work while waiting): a
+                    // fresh scratch.
+                    Err(_) => f(c, cell, &mut Scratch::default()),
+                });
+            });
+    }
+
+    #[cfg(not(feature = "parallel"))]
+    pub(super) fn for_each_touched(
+        cells: &mut [Cell],
+        is_touched: &[bool],
+        f: impl Fn(usize, &mut Cell, &mut Scratch) + Sync + Send,
+    ) {
+        let mut scratch = Scratch::default();
+        for (c, cell) in cells.iter_mut().enumerate() {
+            if is_touched[c] {
+                f(c, cell, &mut scratch);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_home_cell_is_unique() {
+        // Two boxes sharing cells u 2..=3, v 2..=2 of region 0: the home is (2, 2) only.
+        let (a, b) = (tag(0, 1, 2), tag(0, 2, 1));
+        let homes: Vec<(u16, u16)> = (2..=3)
+            .flat_map(|u| (2..=2).map(move |v| (u, v)))
+            .filter(|&(u, v)| home(tag(0, u, v), a, b) == Home::Here)
+            .collect();
+        assert_eq!(homes, vec![(2, 2)]);
+    }
+
+    #[test]
+    fn boxes_in_two_regions_need_no_lookup() {
+        let two = |r: usize| tag(r, 0, 0) | TWO_REGIONS;
+        // Both in region 5 and one region below: the same one, or not.
+        assert_eq!(home(tag(5, 0, 0), two(3), two(3)), Home::Elsewhere);
+        assert_eq!(home(tag(5, 0, 0), two(3), two(4)), Home::Here);
+        // One in more regions: the lists decide.
+        assert_eq!(
+            home(tag(5, 0, 0), two(3), tag(4, 0, 0)),
+            Home::HereUnlessLowerRegion
+        );
+        assert_eq!(local(two(7) | tag(0, 5, 9)), local(tag(0, 5, 9)));
+    }
+
+    #[test]
+    fn regions_order_homes() {
+        // Both start in region 3: a cell of region 3 is home, region 5 asks about lower ones.
+        let (a, b) = (tag(3, 0, 0), tag(3, 0, 0));
+        assert_eq!(home(tag(3, 0, 0), a, b), Home::Here);
+        assert_eq!(home(tag(5, 0, 0), a, b), Home::HereUnlessLowerRegion);
+        // One starts in region 5 itself: no lower region can hold both.
+        assert_eq!(home(tag(5, 0, 0), a, tag(5, 0, 0)), Home::Here);
+        assert_eq!(tag_region(tag(200, 7, 9)), 200);
+    }
+
+    #[test]
+    fn slots_split_where_chunks_start() {
+        let slots: Vec<u32> = vec![1, 4, 5, 9, 12, 13, 20];
+        let mut array = vec![0u8; 25];
+        for chunks in 1..=9 {
+            let per_chunk = chunk_len(slots.len(), chunks);
+            let k_chunks: Vec<&[u32]> = slots.chunks(per_chunk).collect();
+            let parts = split_slots(&mut array, &slots, chunks);
+            // As many parts as `deal` makes chunks, each holding its chunk's slots.
+            assert_eq!(parts.len(), k_chunks.len());
+            assert_eq!(chunk_len(slots.len(), parts.len()), per_chunk);
+            let mut covered = 0;
+            for ((base, part), ks) in parts.iter().zip(&k_chunks) {
+                assert_eq!(*base, covered);
+                covered += part.len();
+                assert!(ks.iter().all(|&k| (*base..covered).contains(&(k as usize))));
+            }
+            assert_eq!(covered, array.len());
+        }
+    }
+
+    #[test]
+    fn cancel_and_diff() {
+        let (mut a, mut b) = (vec![1, 3, 5, 7], vec![2, 3, 7, 9]);
+        cancel_common(&mut a, &mut b);
+        assert_eq!((a, b), (vec![1, 5], vec![2, 9]));
+        let (mut out, mut created, mut deleted) = (Vec::new(), Vec::new(), Vec::new());
+        let key = |a: u32, b: u32| pair_key(a, b);
+        let old = [key(1, 2), key(3, 4), key(5, 6)];
+        let found = [key(1, 2), key(7, 8)];
+        diff_pairs(
+            &old,
+            &found,
+            |s| s == 3 || s == 7,
+            &mut out,
+            &mut created,
+            &mut deleted,
+        );
+        assert_eq!(out, vec![key(1, 2), key(5, 6), key(7, 8)]);
+        assert_eq!(created, vec![key(7, 8)]);
+        assert_eq!(deleted, vec![key(3, 4)]);
+    }
+}
