@@ -241,11 +241,14 @@ pub enum Algorithm {
     BruteForce,
     /// PhysX's automatic box pruning, region-free ([`crate::Abp`]).
     Abp,
+    /// Jolt's 4-wide AABB trees, one per broad-phase layer ([`crate::QuadTree`]).
+    QuadTree,
 }
 
 impl Algorithm {
     /// Every algorithm this build provides.
-    pub const ALL: &'static [Algorithm] = &[Algorithm::BruteForce, Algorithm::Abp];
+    pub const ALL: &'static [Algorithm] =
+        &[Algorithm::BruteForce, Algorithm::Abp, Algorithm::QuadTree];
 
     /// The name used on the command line: lower case, e.g. `abp`, `brute-force`.
     #[must_use]
@@ -253,6 +256,7 @@ impl Algorithm {
         match self {
             Algorithm::BruteForce => "brute-force",
             Algorithm::Abp => "abp",
+            Algorithm::QuadTree => "quadtree",
         }
     }
 }
@@ -398,5 +402,6 @@ pub fn new(algorithm: Algorithm, config: Config) -> Box<dyn BroadPhase> {
     match algorithm {
         Algorithm::BruteForce => Box::new(crate::BruteForce::new(config)),
         Algorithm::Abp => Box::new(crate::Abp::new(config)),
+        Algorithm::QuadTree => Box::new(crate::QuadTree::new(config)),
     }
 }

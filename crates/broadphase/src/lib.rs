@@ -28,6 +28,7 @@
 //! | algorithm | use it when |
 //! |---|---|
 //! | [`Abp`] | the default: many objects move, objects come and go, no set-up |
+//! | [`QuadTree`] | large worlds queried often (rays, boxes, nearest), levels loaded in batches, many fixed proxies |
 //! | [`BruteForce`] | a few hundred objects at most, or as a reference in tests |
 //!
 //! # Features
@@ -49,6 +50,7 @@ pub mod filter;
 mod id;
 mod pairs;
 mod prune;
+mod quadtree;
 pub mod query;
 pub mod radix;
 mod store;
@@ -63,6 +65,7 @@ pub use desc::{Group, Layer, LayerMask, Mobility, ProxyDesc};
 pub use error::Error;
 pub use events::PairEvents;
 pub use id::{Pair, ProxyId};
+pub use quadtree::{QuadTree, QuadTreeSettings, QueryStats};
 pub use query::{CastHit, Obb, Ray, RayHit};
 
 #[cfg(doctest)]

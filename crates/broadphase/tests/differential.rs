@@ -45,3 +45,8 @@ fn abp_with_tiny_columns_matches_brute_force() {
         )
     });
 }
+
+#[test]
+fn quadtree_matches_brute_force() {
+    check(Algorithm::QuadTree);
+}

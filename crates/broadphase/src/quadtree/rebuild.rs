@@ -1,0 +1,211 @@
+//! Keeping a tree tight: the refit of what changed, the partial rebuild of the changed top
+//! (Jolt's, which rebuilds the changed nodes down to depth 5 from the subtrees below them), and
+//! the full rebuild (`optimize`).
+
+use super::build::{Builder, Unit};
+use super::node::{LANES, NONE, REFIT, TOUCHED};
+use super::tree::{loc_lane, loc_node, Loc, Tree};
+use crate::store::Store;
+
+impl Tree {
+    /// Brings the boxes of nodes up to date below every node marked for refit (every node
+    /// when `bulk`, which also sets the dirty bits of changed proxies' lanes from the store),
+    /// children before parents, and passes the dirty bits up. Proxies' lanes were written when
+    /// they moved; counts were kept by removals; heights stay upper bounds.
+    pub(crate) fn refit(&mut self, store: &Store, bulk: bool, order: &mut Vec<u32>) {
+        order.clear();
+        if self.root == NONE {
+            return;
+        }
+        // Pre-order over the marked nodes; reversed, every node comes after its descendants.
+        order.push(self.root);
+        let mut i = 0;
+        while i < order.len() {
+            let node = &self.nodes[order[i] as usize];
+            for lane in 0..LANES {
+                let c = node.child[lane];
+                if c.is_node() && (bulk || self.nodes[c.index() as usize].flags & REFIT != 0) {
+                    order.push(c.index());
+                }
+            }
+            i += 1;
+        }
+        for k in (0..order.len()).rev() {
+            let node = &mut self.nodes[order[k] as usize];
+            node.flags &= !REFIT;
+            if bulk {
+                // The store's flags are a byte per slot: they stay in cache, unlike the nodes.
+                for lane in 0..LANES {
+                    let c = node.child[lane];
+                    if c.is_proxy() && store.is_dirty(c.index() as usize) {
+                        node.dirty |= 1 << lane;
+                    }
+                }
+            }
+            if k == 0 {
+                break;
+            }
+            let (parent, union, dirty) = (node.parent, node.union(), node.dirty != 0);
+            let pn = &mut self.nodes[loc_node(parent) as usize];
+            let pl = loc_lane(parent);
+            pn.set_lane_box(pl, &union);
+            pn.dirty |= u8::from(dirty) << pl;
+        }
+    }
+
+    /// Clears the per-update marks (dirty bits, `TOUCHED`) wherever they are: below the root
+    /// along the marked paths, or over the whole arena when `all`.
+    pub(crate) fn clear_marks(&mut self, all: bool, stack: &mut Vec<u32>) {
+        if all {
+            for node in &mut self.nodes {
+                node.dirty = 0;
+                node.flags &= !TOUCHED;
+            }
+            return;
+        }
+        stack.clear();
+        if self.root == NONE {
+            return;
+        }
+        stack.push(self.root);
+        while let Some(n) = stack.pop() {
+            let node = &mut self.nodes[n as usize];
+            let dirty = std::mem::take(&mut node.dirty);
+            node.flags &= !TOUCHED;
+            let children = node.child;
+            for (lane, c) in children.iter().enumerate() {
+                if c.is_node()
+                    && (dirty & (1 << lane) != 0
+                        || self.nodes[c.index() as usize].flags & TOUCHED != 0)
+                {
+                    stack.push(c.index());
+                }
+            }
+        }
+    }
+
+    /// Appends a unit for every proxy below node `n`.
+    pub(crate) fn collect_proxies(&self, n: u32, units: &mut Vec<Unit>, stack: &mut Vec<u32>) {
+        stack.clear();
+        stack.push(n);
+        while let Some(n) = stack.pop() {
+            let node = &self.nodes[n as usize];
+            for lane in 0..LANES {
+                let c = node.child[lane];
+                if c.is_node() {
+                    stack.push(c.index());
+                } else if c.is_proxy() {
+                    units.push(Unit {
+                        bounds: node.lane_box(lane),
+                        child: c,
+                        count: 1,
+                    });
+                }
+            }
+        }
+    }
+
+    /// Rebuilds the whole tree from its proxies (and `extra` ones to add), in a fresh arena
+    /// laid out depth-first. Proxies' boxes are read from the store: exact even for proxies
+    /// moved since the last update.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn rebuild_all(
+        &mut self,
+        store: &Store,
+        locs: &mut [Loc],
+        builder: &mut Builder,
+        units: &mut Vec<Unit>,
+        extra: &[u32],
+        stack: &mut Vec<u32>,
+    ) {
+        units.clear();
+        if self.root != NONE {
+            self.collect_proxies(self.root, units, stack);
+        }
+        for u in units.iter_mut() {
+            u.bounds = *store.aabb_at(u.child.index() as usize);
+        }
+        units.extend(extra.iter().map(|&s| Unit::proxy(store, s)));
+        let proxies = units.len();
+        self.clear();
+        self.proxies = proxies;
+        if units.is_empty() {
+            return;
+        }
+        self.nodes.reserve(proxies / 2 + 1);
+        self.root = builder.build(self, store, locs, units);
+    }
+
+    /// Jolt's partial rebuild: the nodes above depth `depth` that changed since the last one
+    /// (every node when `all`) are taken apart and the top of the tree is built again, by
+    /// SAH, from what hangs below them: proxies, and whole subtrees kept as they are. Returns
+    /// the number of units the new top was built from (0 when nothing needed it).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn rebuild_top(
+        &mut self,
+        store: &Store,
+        locs: &mut [Loc],
+        builder: &mut Builder,
+        units: &mut Vec<Unit>,
+        opened: &mut Vec<(u32, u32)>,
+        depth: u32,
+        all: bool,
+    ) -> usize {
+        if self.root == NONE || depth == 0 {
+            return 0;
+        }
+        units.clear();
+        opened.clear();
+        opened.push((self.root, 0));
+        let mut i = 0;
+        while i < opened.len() {
+            let (n, d) = opened[i];
+            let node = self.nodes[n as usize];
+            for lane in 0..LANES {
+                let c = node.child[lane];
+                if c.is_proxy() {
+                    units.push(Unit {
+                        bounds: node.lane_box(lane),
+                        child: c,
+                        count: 1,
+                    });
+                } else if c.is_node() {
+                    let child = &mut self.nodes[c.index() as usize];
+                    if d + 1 < depth && (all || child.flags & TOUCHED != 0) {
+                        opened.push((c.index(), d + 1));
+                    } else {
+                        child.parent = NONE;
+                        units.push(Unit {
+                            bounds: node.lane_box(lane),
+                            child: c,
+                            count: child.count,
+                        });
+                    }
+                }
+            }
+            i += 1;
+        }
+        if opened.len() == 1 && units.len() <= LANES {
+            // Only the root was open: nothing to rebuild. Relink what was detached.
+            let root = self.root;
+            for lane in 0..LANES {
+                let c = self.nodes[root as usize].child[lane];
+                if c.is_node() {
+                    self.nodes[c.index() as usize].parent = super::tree::loc(root, lane);
+                }
+            }
+            return 0;
+        }
+        for &(n, _) in opened.iter() {
+            self.release(n);
+        }
+        self.sort_free();
+        self.root = builder.build(self, store, locs, units);
+        // Marked so that the end of the update clears the marks of the changed subtrees kept
+        // below the new top.
+        for &n in builder.created() {
+            self.nodes[n as usize].flags |= TOUCHED;
+        }
+        units.len()
+    }
+}
