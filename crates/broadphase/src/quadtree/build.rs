@@ -10,6 +10,7 @@
 
 use super::node::{centre, half_area, Child, LANES};
 use super::tree::{Loc, Tree};
+use crate::radix::RadixSorter;
 use crate::store::Store;
 use crate::Aabb;
 
@@ -52,6 +53,11 @@ struct Task {
 pub(crate) struct Builder {
     tasks: Vec<Task>,
     created: Vec<u32>,
+    /// Morton codes and unit positions for the fast build.
+    codes: Vec<u32>,
+    order: Vec<u32>,
+    sorted: Vec<Unit>,
+    sorter: RadixSorter,
 }
 
 fn union_of(units: &[Unit]) -> Aabb {
@@ -246,6 +252,16 @@ fn sort_longest(units: &mut [Unit]) {
     units.sort_unstable_by(|a, b| centre(&a.bounds, axis).total_cmp(&centre(&b.bounds, axis)));
 }
 
+/// Spreads the low 10 bits of `v` to every third bit (for Morton codes).
+fn spread3(v: u32) -> u32 {
+    let mut x = v & 0x3ff;
+    x = (x | (x << 16)) & 0x0300_00ff;
+    x = (x | (x << 8)) & 0x0300_f00f;
+    x = (x | (x << 4)) & 0x030c_30c3;
+    x = (x | (x << 2)) & 0x0924_9249;
+    x
+}
+
 /// The deepest level at which SAH splits are allowed for `n` units: twice the depth of a
 /// balanced 4-wide tree, plus slack. Deeper ranges split at object medians.
 fn sah_depth_limit(n: usize) -> u32 {
@@ -293,39 +309,144 @@ impl Builder {
             } else {
                 split4(range, t.depth >= limit)
             };
-            let mut start = t.lo;
-            let mut lane = 0;
-            let mut children: [Option<Task>; LANES] = [None; LANES];
-            for size in sizes {
-                if size == 0 {
-                    continue;
-                }
-                let group = &units[start..start + size];
-                if size == 1 {
-                    tree.set_child(locs, t.node, lane, group[0].child, &group[0].bounds);
-                } else {
-                    let bounds = union_of(group);
-                    let child = tree.alloc();
-                    self.created.push(child);
-                    tree.set_child(locs, t.node, lane, Child::node(child), &bounds);
-                    children[lane] = Some(Task {
-                        lo: start,
-                        hi: start + size,
-                        node: child,
-                        depth: t.depth + 1,
-                    });
-                }
-                start += size;
-                lane += 1;
-            }
-            // Lane 0 on top of the stack: built first, laid out first.
-            self.tasks.extend(children.iter().rev().flatten());
+            self.place_groups(tree, locs, units, t, sizes);
         }
         // Children were created after their parents.
         for &n in self.created.iter().rev() {
             tree.finish_node(store, n);
         }
         root
+    }
+
+    /// Builds a subtree over `units` (at least one) fast: the units are sorted along a
+    /// Morton curve of their centres (radix sort), then each node splits its run where the
+    /// highest differing bit of the codes changes: at the middle of the space the run covers,
+    /// axis after axis (a linear BVH, Lauterbach et al. 2009). About five times faster than
+    /// the SAH build, for trees about a fifth more expensive to walk in a uniform scene: what
+    /// an update uses to rebuild a tree that everything moved in. `units` comes back sorted.
+    pub(crate) fn build_fast(
+        &mut self,
+        tree: &mut Tree,
+        store: &Store,
+        locs: &mut [Loc],
+        units: &mut Vec<Unit>,
+    ) -> u32 {
+        let n = units.len();
+        let mut lo = [f32::INFINITY; 3];
+        let mut hi = [f32::NEG_INFINITY; 3];
+        for u in units.iter() {
+            for k in 0..3 {
+                let c = centre(&u.bounds, k);
+                lo[k] = lo[k].min(c);
+                hi[k] = hi[k].max(c);
+            }
+        }
+        let scale: [f64; 3] = std::array::from_fn(|k| {
+            let s = f64::from(hi[k]) - f64::from(lo[k]);
+            if s > 0.0 {
+                1023.0 / s
+            } else {
+                0.0
+            }
+        });
+        self.codes.clear();
+        self.codes.extend(units.iter().map(|u| {
+            let q: [u32; 3] = std::array::from_fn(|k| {
+                // In [0, 1023]: the centre lies within [lo, hi].
+                ((f64::from(centre(&u.bounds, k)) - f64::from(lo[k])) * scale[k]) as u32
+            });
+            spread3(q[0]) | spread3(q[1]) << 1 | spread3(q[2]) << 2
+        }));
+        self.order.clear();
+        self.order.extend(0..n as u32);
+        self.sorter.sort_unchecked(&mut self.codes, &mut self.order);
+        self.sorted.clear();
+        self.sorted
+            .extend(self.order.iter().map(|&i| units[i as usize]));
+        std::mem::swap(units, &mut self.sorted);
+
+        let codes = std::mem::take(&mut self.codes);
+        // The first position in `lo..hi` whose code has the highest differing bit set.
+        let split = |lo: usize, hi: usize| -> usize {
+            let (a, b) = (codes[lo], codes[hi - 1]);
+            if a == b {
+                return (lo + hi) / 2;
+            }
+            let bit = 1u32 << (31 - (a ^ b).leading_zeros());
+            lo + codes[lo..hi].partition_point(|&c| c & bit == 0)
+        };
+        let root = tree.alloc();
+        self.created.clear();
+        self.created.push(root);
+        self.tasks.clear();
+        self.tasks.push(Task {
+            lo: 0,
+            hi: n,
+            node: root,
+            depth: 1,
+        });
+        while let Some(t) = self.tasks.pop() {
+            let len = t.hi - t.lo;
+            if len <= LANES {
+                for (lane, u) in units[t.lo..t.hi].iter().enumerate() {
+                    tree.set_child(locs, t.node, lane, u.child, &u.bounds);
+                }
+                continue;
+            }
+            let sizes = if len <= LANES * LANES {
+                leaf_groups(&mut units[t.lo..t.hi])
+            } else {
+                let m = split(t.lo, t.hi);
+                let a = if m - t.lo >= 2 { split(t.lo, m) } else { m };
+                let c = if t.hi - m >= 2 { split(m, t.hi) } else { t.hi };
+                [a - t.lo, m - a, c - m, t.hi - c]
+            };
+            self.place_groups(tree, locs, units, t, sizes);
+        }
+        self.codes = codes;
+        for &n in self.created.iter().rev() {
+            tree.finish_node(store, n);
+        }
+        root
+    }
+
+    /// Links the groups of `t`'s range (consecutive `sizes`) as the children of its node:
+    /// single units directly, larger groups as new nodes queued for building.
+    fn place_groups(
+        &mut self,
+        tree: &mut Tree,
+        locs: &mut [Loc],
+        units: &[Unit],
+        t: Task,
+        sizes: [usize; LANES],
+    ) {
+        let mut start = t.lo;
+        let mut lane = 0;
+        let mut children: [Option<Task>; LANES] = [None; LANES];
+        for size in sizes {
+            if size == 0 {
+                continue;
+            }
+            let group = &units[start..start + size];
+            if size == 1 {
+                tree.set_child(locs, t.node, lane, group[0].child, &group[0].bounds);
+            } else {
+                let bounds = union_of(group);
+                let child = tree.alloc();
+                self.created.push(child);
+                tree.set_child(locs, t.node, lane, Child::node(child), &bounds);
+                children[lane] = Some(Task {
+                    lo: start,
+                    hi: start + size,
+                    node: child,
+                    depth: t.depth + 1,
+                });
+            }
+            start += size;
+            lane += 1;
+        }
+        // Lane 0 on top of the stack: built first, laid out first.
+        self.tasks.extend(children.iter().rev().flatten());
     }
 
     /// The nodes the last build created.
@@ -335,7 +456,9 @@ impl Builder {
 
     /// Heap bytes held.
     pub(crate) fn memory_bytes(&self) -> usize {
-        self.tasks.capacity() * std::mem::size_of::<Task>() + self.created.capacity() * 4
+        self.tasks.capacity() * std::mem::size_of::<Task>()
+            + (self.created.capacity() + self.codes.capacity() + self.order.capacity()) * 4
+            + self.sorted.capacity() * std::mem::size_of::<Unit>()
     }
 }
 

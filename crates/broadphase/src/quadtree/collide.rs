@@ -107,7 +107,19 @@ impl<'a> Walk<'a> {
             if !da {
                 m &= dirty;
             }
-            self.dispatch(t, node, a, &box_a, da, t, node, m, next, out);
+            self.dispatch(
+                t,
+                node,
+                a,
+                &box_a,
+                da,
+                t,
+                node,
+                (proxies, nodes),
+                m,
+                next,
+                out,
+            );
             if da && nodes >> a & 1 != 0 {
                 let c = node.child[a].index();
                 t.nodes[c as usize].prefetch();
@@ -120,6 +132,7 @@ impl<'a> Walk<'a> {
         let (ta, tb) = (self.ta, self.tb);
         let (x, y) = (&ta.nodes[na as usize], &tb.nodes[nb as usize]);
         let (dx, dy) = (u32::from(x.dirty), u32::from(y.dirty));
+        let kinds_y = (y.proxy_lanes(), y.node_lanes());
         let mut lanes = x.occupied();
         self.tests += 4 * u64::from(lanes.count_ones());
         while lanes != 0 {
@@ -131,12 +144,12 @@ impl<'a> Walk<'a> {
             if !da {
                 m &= dy;
             }
-            self.dispatch(ta, x, a, &box_a, da, tb, y, m, next, out);
+            self.dispatch(ta, x, a, &box_a, da, tb, y, kinds_y, m, next, out);
         }
     }
 
-    /// Lane `a` of node `x` (box `box_a`, dirty `da`) against the lanes `m` of node `y`, which
-    /// overlap it and of which one side is dirty: proxies against proxies are pairs, a proxy
+    /// Lane `a` of node `x` (box `box_a`, dirty `da`) against the lanes `m` of node `y` (whose
+    /// proxy and node lanes are given), which overlap it and of which one side is dirty: proxies against proxies are pairs, a proxy
     /// against a node descends at once, two nodes make a step.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
@@ -149,6 +162,7 @@ impl<'a> Walk<'a> {
         da: bool,
         ty: &Tree,
         y: &Node,
+        (proxies_y, nodes_y): (u32, u32),
         m: u32,
         next: &mut Vec<Step>,
         out: &mut Vec<u64>,
@@ -157,7 +171,7 @@ impl<'a> Walk<'a> {
             return;
         }
         let ca = x.child[a];
-        let (mut mp, mut mn) = (m & y.proxy_lanes(), m & y.node_lanes());
+        let (mut mp, mut mn) = (m & proxies_y, m & nodes_y);
         if ca.is_proxy() {
             let p = ca.index();
             while mp != 0 {

@@ -104,6 +104,7 @@ impl Tree {
                 // The root split: a new root over the two halves. The only way the tree grows
                 // taller.
                 let r = self.alloc();
+                self.ordered = false;
                 self.set_child(locs, r, 0, Child::node(n), &n_box);
                 self.set_child(locs, r, 1, Child::node(sibling), &s_entry.unit.bounds);
                 self.finish_node(store, r);
@@ -186,6 +187,8 @@ impl Tree {
             3
         };
         let sibling = self.alloc();
+        // Children move to the new node, which may lie after them in the arena.
+        self.ordered = false;
         {
             let keep = &mut self.nodes[n as usize];
             for lane in 0..LANES {

@@ -67,7 +67,7 @@ use tree::{Loc, Tree};
 /// assert_eq!(tree.tree_count(), 4);
 /// # Ok::<(), broadphase::Error>(())
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct QuadTreeSettings {
     /// Broad-phase layers (Jolt's `BroadPhaseLayer`): each group of collision layers gets two
     /// trees, one for fixed and one for dynamic proxies. A layer belongs to the first group that
@@ -75,16 +75,23 @@ pub struct QuadTreeSettings {
     /// collide are never walked against each other, and queries skip the trees of groups
     /// outside their mask. Default: one group of all layers (two trees). At most 32 groups.
     pub layer_groups: Vec<LayerMask>,
-    /// Depth above which the changed nodes of a tree are rebuilt at each update, from the
-    /// subtrees below them (Jolt's `cMaxDepthMarkChanged`, 5). 0 turns the partial rebuild off.
+    /// Jolt's partial rebuild: when much of a tree changed, its nodes above this depth are
+    /// rebuilt at each update from the subtrees below them (Jolt's `cMaxDepthMarkChanged`, 5).
+    /// 0, the default, turns it off: measured, it buys nothing here (see the README), since
+    /// refits keep every box exact and degraded trees are rebuilt whole.
     pub rebuild_depth: u32,
+    /// How much dearer than right after its last build a tree's walk may grow, when much of
+    /// the tree changed, before the tree is rebuilt from scratch rather than refit (default
+    /// 1.06: rebuilding costs about what refitting does). `f64::INFINITY` only ever refits.
+    pub rebuild_growth: f64,
 }
 
 impl Default for QuadTreeSettings {
     fn default() -> Self {
         Self {
             layer_groups: vec![LayerMask::ALL],
-            rebuild_depth: 5,
+            rebuild_depth: 0,
+            rebuild_growth: 1.06,
         }
     }
 }
@@ -93,7 +100,8 @@ impl QuadTreeSettings {
     /// Checks the settings.
     ///
     /// # Errors
-    /// [`Error::InvalidParameter`] when there is no layer group or more than 32.
+    /// [`Error::InvalidParameter`] when there is no layer group or more than 32, or when
+    /// `rebuild_growth` is NaN or below 1.
     pub fn validate(&self) -> Result<(), Error> {
         let n = self.layer_groups.len();
         if n == 0 || n > 32 {
@@ -103,12 +111,61 @@ impl QuadTreeSettings {
                 expected: "between 1 and 32 groups",
             });
         }
+        if self.rebuild_growth.is_nan() || self.rebuild_growth < 1.0 {
+            return Err(Error::InvalidParameter {
+                name: "rebuild_growth",
+                value: self.rebuild_growth,
+                expected: "a factor of at least 1 (may be infinite)",
+            });
+        }
         Ok(())
     }
 }
 
 /// A slot in no tree.
 const NO_TREE: u8 = u8::MAX;
+
+/// How an update brings a tree up to date.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    /// Few proxies changed: each marks its path, and only marked nodes are refit.
+    Paths,
+    /// Much of the tree changed: every node is refit, in one pass.
+    Bulk,
+    /// Much of the tree changed and refits have let it grow loose: rebuilt from scratch.
+    Rebuild,
+}
+
+/// How expensive a tree's walk against itself is, per proxy, against what it was right after
+/// the tree was last built. Refits keep a tree exact but not good: boxes that move apart
+/// stretch the nodes they share, and in a scene where everything drifts the walk costs 4×
+/// more after 100 frames. Oscillating scenes (Jolt's grid) never degrade and keep their SAH
+/// tree.
+#[derive(Clone, Copy, Debug, Default)]
+struct Quality {
+    /// Lane tests per proxy in the first walk after the last build; `None` until measured.
+    baseline: Option<f64>,
+    /// Whether the cost has grown past `rebuild_growth` times the baseline.
+    degraded: bool,
+}
+
+impl Quality {
+    fn fresh() -> Self {
+        Self::default()
+    }
+
+    /// Records the cost of a walk over a tree of `proxies` that much changed in.
+    fn observe(&mut self, tests: u64, proxies: usize, growth: f64) {
+        if proxies == 0 || tests == 0 {
+            return;
+        }
+        let cost = tests as f64 / proxies as f64;
+        match self.baseline {
+            None => self.baseline = Some(cost),
+            Some(b) => self.degraded = cost > growth * b,
+        }
+    }
+}
 
 /// Below this many steps a pair walk is not worth splitting over threads.
 const PARALLEL_STEPS: usize = 64;
@@ -163,9 +220,12 @@ pub struct QuadTree {
     opened: Vec<(u32, u32)>,
     found: Vec<u64>,
     parallel: bool,
+    /// Per tree: how its walk's cost compares with its cost after its last build.
+    quality: Vec<Quality>,
     partial_rebuilds: u64,
     partial_units: u64,
     full_rebuilds: u64,
+    fast_rebuilds: u64,
 }
 
 impl QuadTree {
@@ -211,9 +271,11 @@ impl QuadTree {
             opened: Vec::new(),
             found: Vec::new(),
             parallel: config.use_threads(),
+            quality: vec![Quality::default(); 2 * groups],
             partial_rebuilds: 0,
             partial_units: 0,
             full_rebuilds: 0,
+            fast_rebuilds: 0,
             settings,
         }
     }
@@ -264,6 +326,7 @@ impl QuadTree {
             // The fresh nodes carry the dirty bits of proxies moved since the last update,
             // which the next update expects to find only on the paths it marks.
             tree.clear_marks(true, &mut stack);
+            self.quality[t] = Quality::fresh();
             self.full_rebuilds += 1;
         }
         self.order = stack;
@@ -331,10 +394,10 @@ impl QuadTree {
         })
     }
 
-    /// Takes changed proxies out of their trees, marks the moved ones, and lists the ones to
-    /// insert per tree. Returns, per tree, whether nearly everything in it changed (then it is
-    /// refit whole, in memory order, rather than path by path).
-    fn sort_changes(&mut self) -> Vec<bool> {
+    /// Takes changed proxies out of their trees, writes the moved ones' boxes, and lists the
+    /// ones to insert per tree; trees to rebuild only have their proxies' homes updated.
+    /// Returns how each tree is brought up to date.
+    fn sort_changes(&mut self) -> Vec<Mode> {
         let slots = self.store.slot_count();
         if self.home.len() < slots {
             self.home.resize(slots, NO_TREE);
@@ -348,11 +411,19 @@ impl QuadTree {
             }
         }
         // Marking a path per proxy costs a random walk; past a quarter of the tree, a
-        // sequential refit of everything is cheaper.
-        let bulk: Vec<bool> = changed
-            .iter()
-            .zip(&self.trees)
-            .map(|(&c, t)| c > 0 && 4 * c >= t.proxies)
+        // sequential refit of everything is cheaper. And a tree that refits have let grow
+        // loose is rebuilt instead, which costs about as much as the refit.
+        let modes: Vec<Mode> = (0..self.trees.len())
+            .map(|t| {
+                let (c, tree) = (changed[t], &self.trees[t]);
+                if c == 0 || 4 * c < tree.proxies {
+                    Mode::Paths
+                } else if self.quality[t].degraded {
+                    Mode::Rebuild
+                } else {
+                    Mode::Bulk
+                }
+            })
             .collect();
         for k in 0..self.store.dirty().len() {
             let slot = self.store.dirty()[k] as usize;
@@ -365,20 +436,27 @@ impl QuadTree {
             if h != NO_TREE {
                 let t = usize::from(h);
                 let l = self.locs[slot];
+                match modes[t] {
+                    Mode::Rebuild => {}
+                    mode if want == h => {
+                        let aabb = self.store.aabb_at(slot);
+                        self.trees[t].move_proxy(l, aabb, mode == Mode::Bulk);
+                    }
+                    mode => self.trees[t].remove_proxy(&mut self.locs, l, mode == Mode::Bulk),
+                }
                 if want == h {
-                    let aabb = self.store.aabb_at(slot);
-                    self.trees[t].move_proxy(l, aabb, bulk[t]);
                     continue;
                 }
-                self.trees[t].remove_proxy(&mut self.locs, l, bulk[t]);
                 self.home[slot] = NO_TREE;
             }
             if want != NO_TREE {
-                self.pending[usize::from(want)].push(slot as u32);
+                if modes[usize::from(want)] != Mode::Rebuild {
+                    self.pending[usize::from(want)].push(slot as u32);
+                }
                 self.home[slot] = want;
             }
         }
-        bulk
+        modes
     }
 
     /// Links the proxies waiting for tree `t`: a first batch (or one at least as big as the
@@ -399,6 +477,7 @@ impl QuadTree {
                 &pending,
                 stack,
             );
+            self.quality[t] = Quality::fresh();
             self.full_rebuilds += 1;
         } else if pending.len() == 1 {
             let unit = Unit::proxy(&self.store, pending[0]);
@@ -443,11 +522,13 @@ impl QuadTree {
         out
     }
 
-    /// Finds the pairs of every walk into `found`; returns the lane tests made.
-    fn find_pairs(&mut self) -> u64 {
+    /// Finds the pairs of every walk into `found`; returns the lane tests made, in all and in
+    /// each tree's walk against itself.
+    fn find_pairs(&mut self) -> (u64, Vec<u64>) {
         let mut found = std::mem::take(&mut self.found);
         found.clear();
         let mut tests = 0;
+        let mut self_tests = vec![0; self.trees.len()];
         for (a, b) in self.walks() {
             let (ta, tb) = (&self.trees[a], &self.trees[b]);
             let mut walk = Walk::new(ta, tb, &self.store);
@@ -455,18 +536,22 @@ impl QuadTree {
                 continue;
             };
             let steps = split_walk(&mut walk, first, PARALLEL_STEPS, &mut found);
-            tests += walk.tests;
-            tests += run_steps(
-                ta,
-                tb,
-                &self.store,
-                &steps,
-                self.parallel && steps.len() >= PARALLEL_STEPS,
-                &mut found,
-            );
+            let t = walk.tests
+                + run_steps(
+                    ta,
+                    tb,
+                    &self.store,
+                    &steps,
+                    self.parallel && steps.len() >= PARALLEL_STEPS,
+                    &mut found,
+                );
+            tests += t;
+            if a == b {
+                self_tests[a] = t;
+            }
         }
         self.found = found;
-        tests
+        (tests, self_tests)
     }
 }
 
@@ -619,23 +704,40 @@ impl BroadPhase for QuadTree {
             self.store.finish_update();
             return Ok(&self.store.events);
         }
-        let bulk = self.sort_changes();
+        let modes = self.sort_changes();
         let mut stack = std::mem::take(&mut self.order);
         for t in 0..self.trees.len() {
+            if modes[t] == Mode::Rebuild {
+                let home = &self.home;
+                let slots =
+                    (0..self.store.slot_count() as u32).filter(|&s| home[s as usize] == t as u8);
+                self.trees[t].rebuild_fast(
+                    &self.store,
+                    &mut self.locs,
+                    &mut self.builder,
+                    &mut self.units,
+                    slots,
+                );
+                self.quality[t] = Quality::fresh();
+                self.fast_rebuilds += 1;
+                continue;
+            }
+            let bulk = modes[t] == Mode::Bulk;
             let mut order = std::mem::take(&mut stack);
-            self.trees[t].refit(&self.store, bulk[t], &mut order);
+            self.trees[t].refit(&self.store, bulk, &mut order);
             stack = order;
             self.insert_pending(t, &mut stack);
             let tree = &mut self.trees[t];
             if tree.proxies == 0 && tree.root == NONE && tree.nodes.capacity() > 0 {
                 tree.clear();
             }
-            // The top is rebuilt only when much of the tree changed. Rebuilding it along a
-            // few changed paths puts the big untouched subtrees beside them a level deeper
+            // Jolt's partial rebuild of the changed top, when much of the tree changed (it
+            // is off by default: see `QuadTreeSettings::rebuild_depth`). Rebuilding it along
+            // a few changed paths puts the big untouched subtrees beside them a level deeper
             // each time: 4,000 single insertions, each followed by an update, left a tree 46
             // levels deep instead of 6.
-            let units = if bulk[t] {
-                tree.rebuild_top(
+            if bulk && self.settings.rebuild_depth > 0 {
+                let units = tree.rebuild_top(
                     &self.store,
                     &mut self.locs,
                     &mut self.builder,
@@ -643,23 +745,27 @@ impl BroadPhase for QuadTree {
                     &mut self.opened,
                     self.settings.rebuild_depth,
                     true,
-                )
-            } else {
-                0
-            };
-            if units > 0 {
-                self.partial_rebuilds += 1;
-                self.partial_units += units as u64;
+                );
+                if units > 0 {
+                    self.partial_rebuilds += 1;
+                    self.partial_units += units as u64;
+                }
             }
         }
         self.order = stack;
-        let tests = self.find_pairs();
+        let (tests, self_tests) = self.find_pairs();
+        let growth = self.settings.rebuild_growth;
+        for (t, q) in self.quality.iter_mut().enumerate() {
+            if modes[t] != Mode::Paths {
+                q.observe(self_tests[t], self.trees[t].proxies, growth);
+            }
+        }
         let found = std::mem::take(&mut self.found);
         self.store.add_pairs(&found);
         self.found = found;
         let mut stack = std::mem::take(&mut self.order);
         for (t, tree) in self.trees.iter_mut().enumerate() {
-            tree.clear_marks(bulk[t], &mut stack);
+            tree.clear_marks(modes[t] != Mode::Paths, &mut stack);
         }
         self.order = stack;
         // Scratch sized by the pairs of one update: give it back after a burst.
@@ -705,6 +811,7 @@ impl BroadPhase for QuadTree {
             ("partial rebuilds", self.partial_rebuilds),
             ("partial rebuild units", self.partial_units),
             ("full rebuilds", self.full_rebuilds),
+            ("fast rebuilds", self.fast_rebuilds),
         ];
         stats
     }

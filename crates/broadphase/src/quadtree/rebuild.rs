@@ -17,6 +17,15 @@ impl Tree {
         if self.root == NONE {
             return;
         }
+        if bulk && self.ordered {
+            // Children after parents in memory: one backward pass, streaming.
+            for n in (0..self.nodes.len() as u32).rev() {
+                if !self.is_free(n) {
+                    self.refit_node(store, n, true);
+                }
+            }
+            return;
+        }
         // Pre-order over the marked nodes; reversed, every node comes after its descendants.
         order.push(self.root);
         let mut i = 0;
@@ -31,21 +40,27 @@ impl Tree {
             i += 1;
         }
         for k in (0..order.len()).rev() {
-            let node = &mut self.nodes[order[k] as usize];
-            node.flags &= !REFIT;
-            if bulk {
-                // The store's flags are a byte per slot: they stay in cache, unlike the nodes.
-                for lane in 0..LANES {
-                    let c = node.child[lane];
-                    if c.is_proxy() && store.is_dirty(c.index() as usize) {
-                        node.dirty |= 1 << lane;
-                    }
+            self.refit_node(store, order[k], bulk);
+        }
+    }
+
+    /// Refits node `n` (whose children are done): in bulk, sets the dirty bits of its
+    /// changed proxies from the store; then writes its box and dirty bit into its parent.
+    #[inline]
+    fn refit_node(&mut self, store: &Store, n: u32, bulk: bool) {
+        let node = &mut self.nodes[n as usize];
+        node.flags &= !REFIT;
+        if bulk {
+            // The store's flags are a byte per slot: they stay in cache, unlike the nodes.
+            for lane in 0..LANES {
+                let c = node.child[lane];
+                if c.is_proxy() && store.is_dirty(c.index() as usize) {
+                    node.dirty |= 1 << lane;
                 }
             }
-            if k == 0 {
-                break;
-            }
-            let (parent, union, dirty) = (node.parent, node.union(), node.dirty != 0);
+        }
+        let (parent, union, dirty) = (node.parent, node.union(), node.dirty != 0);
+        if parent != NONE {
             let pn = &mut self.nodes[loc_node(parent) as usize];
             let pl = loc_lane(parent);
             pn.set_lane_box(pl, &union);
@@ -134,6 +149,28 @@ impl Tree {
         }
         self.nodes.reserve(proxies / 2 + 1);
         self.root = builder.build(self, store, locs, units);
+    }
+
+    /// Rebuilds the tree with the fast (Morton) build from `slots`, the proxies it must hold
+    /// now, with their current boxes: what an update does instead of moving every proxy and
+    /// refitting, once refitting has let a tree everything moves in grow loose.
+    pub(crate) fn rebuild_fast(
+        &mut self,
+        store: &Store,
+        locs: &mut [Loc],
+        builder: &mut Builder,
+        units: &mut Vec<Unit>,
+        slots: impl Iterator<Item = u32>,
+    ) {
+        units.clear();
+        units.extend(slots.map(|s| Unit::proxy(store, s)));
+        self.reset();
+        self.proxies = units.len();
+        if units.is_empty() {
+            self.clear();
+            return;
+        }
+        self.root = builder.build_fast(self, store, locs, units);
     }
 
     /// Jolt's partial rebuild: the nodes above depth `depth` that changed since the last one

@@ -87,15 +87,23 @@ fn settings() -> impl Strategy<Value = QuadTreeSettings> {
             Just(vec![LayerMask::of(Layer(1)), LayerMask::ALL]),
         ],
         0u32..7,
+        prop_oneof![Just(1.0), Just(1.06), Just(f64::INFINITY)],
     )
-        .prop_map(|(layer_groups, rebuild_depth)| QuadTreeSettings {
-            layer_groups,
-            rebuild_depth,
-        })
+        .prop_map(
+            |(layer_groups, rebuild_depth, rebuild_growth)| QuadTreeSettings {
+                layer_groups,
+                rebuild_depth,
+                rebuild_growth,
+            },
+        )
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig {
+        cases: 200,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
 
     /// Random edits in batches of various sizes; after each update every invariant holds.
     #[test]

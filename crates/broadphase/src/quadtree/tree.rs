@@ -38,6 +38,9 @@ pub(crate) struct Tree {
     pub(crate) root: u32,
     /// Proxies in the tree.
     pub(crate) proxies: usize,
+    /// Whether every node's index is above its parent's (true after a build into a fresh
+    /// arena): then a refit of everything is one backward pass over the arena.
+    pub(crate) ordered: bool,
 }
 
 impl Tree {
@@ -47,6 +50,7 @@ impl Tree {
             free: Vec::new(),
             root: NONE,
             proxies: 0,
+            ordered: true,
         }
     }
 
@@ -66,6 +70,7 @@ impl Tree {
         match self.free.pop() {
             Some(n) => {
                 self.nodes[n as usize] = Node::EMPTY;
+                self.ordered = false;
                 n
             }
             None => {
@@ -89,6 +94,16 @@ impl Tree {
         self.free = Vec::new();
         self.root = NONE;
         self.proxies = 0;
+        self.ordered = true;
+    }
+
+    /// Drops every node but keeps the arena's memory, for a rebuild.
+    pub(crate) fn reset(&mut self) {
+        self.nodes.clear();
+        self.free.clear();
+        self.root = NONE;
+        self.proxies = 0;
+        self.ordered = true;
     }
 
     /// Sorts the free list so that the next allocations come in increasing order: a subtree
@@ -297,6 +312,9 @@ impl Tree {
             assert!(node.len() >= 1);
             if n != self.root {
                 assert!(node.len() >= 2, "non-root node {n} with one child");
+                if self.ordered {
+                    assert!(loc_node(node.parent) < n, "node {n} before its parent");
+                }
             }
             let mut count = 0;
             let mut height = 0;
