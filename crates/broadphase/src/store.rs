@@ -271,21 +271,6 @@ impl Store {
         self.end_update();
     }
 
-    /// Adds found pairs (keys of two slots that overlap and that the filter allows, at least
-    /// one of them changed) to the pair set, for [`Store::finish_update`].
-    pub(crate) fn add_pairs(&mut self, keys: &[u64]) {
-        let generations = &self.generations;
-        for &k in keys {
-            let (a, b) = key_slots(k);
-            self.pairs.add(a, b, || {
-                (
-                    ProxyId::from_raw_parts(a, generations[a as usize]),
-                    ProxyId::from_raw_parts(b, generations[b as usize]),
-                )
-            });
-        }
-    }
-
     /// Ends an update in which the algorithm diffed the pairs itself: `created` and `deleted`
     /// hold pair keys, without duplicates and none in both.
     pub(crate) fn finish_update_with(&mut self, created: &[u64], deleted: &[u64]) {

@@ -62,7 +62,7 @@ fn quadtree_with_every_maintenance_matches_brute_force() {
             broadphase::LayerMask::ALL,
         ],
         rebuild_depth: 3,
-        rebuild_growth: 1.0,
+        rebuild_cost: 0.0,
     };
     testing::check_algorithm_with(
         || {

@@ -49,7 +49,7 @@ struct Task {
 }
 
 /// Reusable buffers of the builder.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub(crate) struct Builder {
     tasks: Vec<Task>,
     created: Vec<u32>,
@@ -155,37 +155,36 @@ fn split2(units: &mut [Unit], median: bool) -> usize {
         });
         return half;
     }
-    let scale: [f64; 3] = std::array::from_fn(|k| {
-        if spread[k] > 0.0 {
-            BINS as f64 / spread[k]
-        } else {
-            0.0
-        }
-    });
-    let bin_of = |u: &Unit, k: usize| -> usize {
-        // Clamped: rounding may land a centre on the far edge.
-        let x = (f64::from(centre(&u.bounds, k)) - f64::from(lo[k])) * scale[k];
-        (x as usize).min(BINS - 1)
-    };
-    let mut bins = [[EMPTY_BIN; BINS]; 3];
-    for u in units.iter() {
-        for k in 0..3 {
-            let b = &mut bins[k][bin_of(u, k)];
+    let mut best: Option<(f64, usize, usize)> = None;
+    for k in (0..3).filter(|&k| spread[k] > 0.0) {
+        let scale = (BINS as f64 / spread[k]) as f32;
+        let origin = lo[k];
+        let bin_of = |u: &Unit| -> usize {
+            // Clamped: rounding may land a centre on the far edge (and a NaN from an
+            // overflowing spread on 0).
+            ((centre(&u.bounds, k) - origin) * scale) as usize
+        };
+        let mut bins = [EMPTY_BIN; BINS];
+        for u in units.iter() {
+            let b = &mut bins[bin_of(u).min(BINS - 1)];
             b.bounds = b.bounds.union(&u.bounds);
             b.count += f64::from(u.count);
             b.units += 1;
         }
-    }
-    let mut best: Option<(f64, usize, usize)> = None;
-    for k in (0..3).filter(|&k| spread[k] > 0.0) {
-        if let Some((cost, plane)) = best_plane(&bins[k]) {
+        if let Some((cost, plane)) = best_plane(&bins) {
             if best.map_or(true, |(c, _, _)| cost < c) {
                 best = Some((cost, k, plane));
             }
         }
     }
     match best {
-        Some((_, k, plane)) => partition(units, |u| bin_of(u, k) < plane),
+        Some((_, k, plane)) => {
+            let scale = (BINS as f64 / spread[k]) as f32;
+            let origin = lo[k];
+            partition(units, |u| {
+                (((centre(&u.bounds, k) - origin) * scale) as usize).min(BINS - 1) < plane
+            })
+        }
         None => n / 2,
     }
 }
@@ -272,6 +271,20 @@ fn sah_depth_limit(n: usize) -> u32 {
         levels += 1;
     }
     2 * levels + 2
+}
+
+impl Default for Builder {
+    fn default() -> Self {
+        Self {
+            tasks: Vec::new(),
+            created: Vec::new(),
+            codes: Vec::new(),
+            order: Vec::new(),
+            sorted: Vec::new(),
+            // Morton codes have 30 bits: three 10-bit digits.
+            sorter: RadixSorter::new(10).unwrap_or_default(),
+        }
+    }
 }
 
 impl Builder {

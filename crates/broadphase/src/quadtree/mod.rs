@@ -42,6 +42,7 @@ mod tree;
 
 use std::ops::ControlFlow;
 
+use crate::pairs::{diff_pairs, KeySorter};
 use crate::query::{self, CastHit, Obb, Ray, RayHit, SpatialIndex};
 use crate::store::{forward_to_store, Store};
 use crate::{
@@ -49,7 +50,7 @@ use crate::{
     ProxyId, Stats,
 };
 use build::{Builder, Unit};
-use collide::{split_walk, Step, Walk};
+use collide::{query_pairs, split_walk, Step, Walk};
 use node::{LANES, NONE};
 pub use traverse::QueryStats;
 use tree::{Loc, Tree};
@@ -80,10 +81,12 @@ pub struct QuadTreeSettings {
     /// 0, the default, turns it off: measured, it buys nothing here (see the README), since
     /// refits keep every box exact and degraded trees are rebuilt whole.
     pub rebuild_depth: u32,
-    /// How much dearer than right after its last build a tree's walk may grow, when much of
-    /// the tree changed, before the tree is rebuilt from scratch rather than refit (default
-    /// 1.06: rebuilding costs about what refitting does). `f64::INFINITY` only ever refits.
-    pub rebuild_growth: f64,
+    /// What rebuilding a tree from scratch costs, per proxy, counted in lane tests of the pair
+    /// walk (default 64, measured). Refits keep boxes exact but let nodes stretch as proxies
+    /// drift apart; once a tree's walks have cost that much more, in all, than they did right
+    /// after its last build, the next update rebuilds it: the rebuild then pays for itself.
+    /// 0 rebuilds at the first extra test; `f64::INFINITY` never rebuilds.
+    pub rebuild_cost: f64,
 }
 
 impl Default for QuadTreeSettings {
@@ -91,7 +94,7 @@ impl Default for QuadTreeSettings {
         Self {
             layer_groups: vec![LayerMask::ALL],
             rebuild_depth: 0,
-            rebuild_growth: 1.06,
+            rebuild_cost: 64.0,
         }
     }
 }
@@ -101,7 +104,7 @@ impl QuadTreeSettings {
     ///
     /// # Errors
     /// [`Error::InvalidParameter`] when there is no layer group or more than 32, or when
-    /// `rebuild_growth` is NaN or below 1.
+    /// `rebuild_cost` is NaN or negative.
     pub fn validate(&self) -> Result<(), Error> {
         let n = self.layer_groups.len();
         if n == 0 || n > 32 {
@@ -111,11 +114,11 @@ impl QuadTreeSettings {
                 expected: "between 1 and 32 groups",
             });
         }
-        if self.rebuild_growth.is_nan() || self.rebuild_growth < 1.0 {
+        if self.rebuild_cost.is_nan() || self.rebuild_cost < 0.0 {
             return Err(Error::InvalidParameter {
-                name: "rebuild_growth",
-                value: self.rebuild_growth,
-                expected: "a factor of at least 1 (may be infinite)",
+                name: "rebuild_cost",
+                value: self.rebuild_cost,
+                expected: "a value >= 0 (may be infinite)",
             });
         }
         Ok(())
@@ -136,17 +139,19 @@ enum Mode {
     Rebuild,
 }
 
-/// How expensive a tree's walk against itself is, per proxy, against what it was right after
-/// the tree was last built. Refits keep a tree exact but not good: boxes that move apart
-/// stretch the nodes they share, and in a scene where everything drifts the walk costs 4×
-/// more after 100 frames. Oscillating scenes (Jolt's grid) never degrade and keep their SAH
-/// tree.
+/// How much a tree's walks have cost beyond what they cost right after its last build.
+/// Refits keep a tree exact but not good: proxies that drift apart stretch the nodes they
+/// share, and with everything drifting (the uniform scene) the walk costs 4x more after 100
+/// frames, 230x after 600. Oscillating scenes (Jolt's grid) never degrade and keep their tree.
+/// Only counts enter (never clocks), so rebuilds, and with them the order of pairs, are the
+/// same on every run.
 #[derive(Clone, Copy, Debug, Default)]
 struct Quality {
-    /// Lane tests per proxy in the first walk after the last build; `None` until measured.
-    baseline: Option<f64>,
-    /// Whether the cost has grown past `rebuild_growth` times the baseline.
-    degraded: bool,
+    /// Lane tests per changed proxy in the first walk after the last build, for queries
+    /// from few changed proxies (0) and for simultaneous walks (1); `None` until measured.
+    baseline: [Option<f64>; 2],
+    /// Lane tests beyond the baseline since then.
+    excess: f64,
 }
 
 impl Quality {
@@ -154,16 +159,23 @@ impl Quality {
         Self::default()
     }
 
-    /// Records the cost of a walk over a tree of `proxies` that much changed in.
-    fn observe(&mut self, tests: u64, proxies: usize, growth: f64) {
-        if proxies == 0 || tests == 0 {
+    /// Records walks of `tests` lane tests (by queries when `sparse`) for `changed` changed
+    /// proxies.
+    fn observe(&mut self, sparse: bool, tests: u64, changed: usize) {
+        if changed == 0 {
             return;
         }
-        let cost = tests as f64 / proxies as f64;
-        match self.baseline {
-            None => self.baseline = Some(cost),
-            Some(b) => self.degraded = cost > growth * b,
+        let per = tests as f64 / changed as f64;
+        match &mut self.baseline[usize::from(!sparse)] {
+            b @ None => *b = Some(per),
+            Some(b) => self.excess += (tests as f64 - *b * changed as f64).max(0.0),
         }
+    }
+
+    /// Whether the extra cost of the walks since the last build has passed what rebuilding a
+    /// tree of `proxies` costs (`cost` tests per proxy): then the rebuild pays for itself.
+    fn wants_rebuild(&self, proxies: usize, cost: f64) -> bool {
+        self.excess > cost * proxies as f64
     }
 }
 
@@ -219,6 +231,13 @@ pub struct QuadTree {
     order: Vec<u32>,
     opened: Vec<(u32, u32)>,
     found: Vec<u64>,
+    /// Every persistent pair's key, sorted: what each update's pairs are diffed against.
+    keys: Vec<u64>,
+    /// Scratch of the diff: the next `keys`, the created and deleted keys.
+    merged: Vec<u64>,
+    created: Vec<u64>,
+    deleted: Vec<u64>,
+    key_sorter: KeySorter,
     parallel: bool,
     /// Per tree: how its walk's cost compares with its cost after its last build.
     quality: Vec<Quality>,
@@ -270,6 +289,11 @@ impl QuadTree {
             order: Vec::new(),
             opened: Vec::new(),
             found: Vec::new(),
+            keys: Vec::new(),
+            merged: Vec::new(),
+            created: Vec::new(),
+            deleted: Vec::new(),
+            key_sorter: KeySorter::default(),
             parallel: config.use_threads(),
             quality: vec![Quality::default(); 2 * groups],
             partial_rebuilds: 0,
@@ -397,7 +421,7 @@ impl QuadTree {
     /// Takes changed proxies out of their trees, writes the moved ones' boxes, and lists the
     /// ones to insert per tree; trees to rebuild only have their proxies' homes updated.
     /// Returns how each tree is brought up to date.
-    fn sort_changes(&mut self) -> Vec<Mode> {
+    fn sort_changes(&mut self) -> (Vec<Mode>, Vec<usize>) {
         let slots = self.store.slot_count();
         if self.home.len() < slots {
             self.home.resize(slots, NO_TREE);
@@ -410,18 +434,22 @@ impl QuadTree {
                 changed[usize::from(h)] += 1;
             }
         }
-        // Marking a path per proxy costs a random walk; past a quarter of the tree, a
-        // sequential refit of everything is cheaper. And a tree that refits have let grow
-        // loose is rebuilt instead, which costs about as much as the refit.
+        // A tree that refits have let grow loose is rebuilt. Otherwise: marking a path per
+        // proxy costs a random walk; past a quarter of the tree, a sequential refit of
+        // everything is cheaper.
+        let cost = self.settings.rebuild_cost;
         let modes: Vec<Mode> = (0..self.trees.len())
             .map(|t| {
                 let (c, tree) = (changed[t], &self.trees[t]);
-                if c == 0 || 4 * c < tree.proxies {
+                let bulk = 4 * c >= tree.proxies;
+                if c == 0 {
                     Mode::Paths
-                } else if self.quality[t].degraded {
+                } else if self.quality[t].wants_rebuild(tree.proxies, cost) {
                     Mode::Rebuild
-                } else {
+                } else if bulk {
                     Mode::Bulk
+                } else {
+                    Mode::Paths
                 }
             })
             .collect();
@@ -456,7 +484,7 @@ impl QuadTree {
                 self.home[slot] = want;
             }
         }
-        modes
+        (modes, changed)
     }
 
     /// Links the proxies waiting for tree `t`: a first batch (or one at least as big as the
@@ -522,15 +550,45 @@ impl QuadTree {
         out
     }
 
-    /// Finds the pairs of every walk into `found`; returns the lane tests made, in all and in
-    /// each tree's walk against itself.
-    fn find_pairs(&mut self) -> (u64, Vec<u64>) {
+    /// Finds the pairs of every walk into `found`: a simultaneous walk where much of either
+    /// tree changed, queries from the changed proxies where little did. Returns the lane
+    /// tests made, in all and per tree (what its own walks cost, for [`Quality`]).
+    fn find_pairs(&mut self, modes: &[Mode]) -> (u64, Vec<u64>) {
         let mut found = std::mem::take(&mut self.found);
         found.clear();
         let mut tests = 0;
-        let mut self_tests = vec![0; self.trees.len()];
+        let mut per_tree = vec![0; self.trees.len()];
+        let mut changed: Vec<Vec<u32>> = vec![Vec::new(); self.trees.len()];
+        for &slot in self.store.dirty() {
+            let h = self.home.get(slot as usize).copied().unwrap_or(NO_TREE);
+            // Only trees in few-changes mode query from their changed proxies.
+            if h != NO_TREE
+                && modes[usize::from(h)] == Mode::Paths
+                && self.store.is_alive(slot as usize)
+            {
+                changed[usize::from(h)].push(slot);
+            }
+        }
+        // Queries in tree order (the arena is laid out depth first): each one finds the
+        // nodes the one before it opened still in cache.
+        for list in &mut changed {
+            let locs = &self.locs;
+            list.sort_unstable_by_key(|&s| (locs[s as usize], s));
+        }
         for (a, b) in self.walks() {
             let (ta, tb) = (&self.trees[a], &self.trees[b]);
+            if modes[a] == Mode::Paths && modes[b] == Mode::Paths {
+                let ab = query_pairs(tb, &self.store, &changed[a], a == b, &mut found);
+                let ba = if a == b {
+                    0
+                } else {
+                    query_pairs(ta, &self.store, &changed[b], false, &mut found)
+                };
+                tests += ab + ba;
+                per_tree[a] += ab;
+                per_tree[b] += ba;
+                continue;
+            }
             let mut walk = Walk::new(ta, tb, &self.store);
             let Some(first) = walk.start(a == b) else {
                 continue;
@@ -547,11 +605,11 @@ impl QuadTree {
                 );
             tests += t;
             if a == b {
-                self_tests[a] = t;
+                per_tree[a] += t;
             }
         }
         self.found = found;
-        (tests, self_tests)
+        (tests, per_tree)
     }
 }
 
@@ -701,10 +759,10 @@ impl BroadPhase for QuadTree {
         self.store.begin_update();
         if self.store.dirty().is_empty() {
             self.store.tests = 0;
-            self.store.finish_update();
+            self.store.finish_update_with(&[], &[]);
             return Ok(&self.store.events);
         }
-        let modes = self.sort_changes();
+        let (modes, changed) = self.sort_changes();
         let mut stack = std::mem::take(&mut self.order);
         for t in 0..self.trees.len() {
             if modes[t] == Mode::Rebuild {
@@ -753,15 +811,25 @@ impl BroadPhase for QuadTree {
             }
         }
         self.order = stack;
-        let (tests, self_tests) = self.find_pairs();
-        let growth = self.settings.rebuild_growth;
+        let (tests, self_tests) = self.find_pairs(&modes);
         for (t, q) in self.quality.iter_mut().enumerate() {
-            if modes[t] != Mode::Paths {
-                q.observe(self_tests[t], self.trees[t].proxies, growth);
-            }
+            q.observe(modes[t] == Mode::Paths, self_tests[t], changed[t]);
         }
-        let found = std::mem::take(&mut self.found);
-        self.store.add_pairs(&found);
+        // The pairs found (each with a changed proxy) against last update's, both sorted:
+        // what was found and is new is created, what had a changed proxy and was not found
+        // again is deleted, the rest (pairs of two unchanged proxies among them) is kept.
+        let mut found = std::mem::take(&mut self.found);
+        self.key_sorter.sort(&mut found);
+        let store = &self.store;
+        diff_pairs(
+            &self.keys,
+            &found,
+            |slot| store.is_dirty(slot as usize),
+            &mut self.merged,
+            &mut self.created,
+            &mut self.deleted,
+        );
+        std::mem::swap(&mut self.keys, &mut self.merged);
         self.found = found;
         let mut stack = std::mem::take(&mut self.order);
         for (t, tree) in self.trees.iter_mut().enumerate() {
@@ -773,7 +841,13 @@ impl BroadPhase for QuadTree {
             self.found = Vec::new();
         }
         self.store.tests = tests;
-        self.store.finish_update();
+        self.store.finish_update_with(&self.created, &self.deleted);
+        self.created.clear();
+        self.deleted.clear();
+        // Scratch sized by the pairs of one update: give it back after a burst.
+        if self.merged.capacity() > 2 * self.keys.len() + 4096 {
+            self.merged = Vec::new();
+        }
         Ok(&self.store.events)
     }
 
@@ -787,7 +861,13 @@ impl BroadPhase for QuadTree {
             + self.locs.capacity() * 4
             + self.home.capacity()
             + self.builder.memory_bytes()
-            + self.found.capacity() * 8
+            + (self.found.capacity()
+                + self.keys.capacity()
+                + self.merged.capacity()
+                + self.created.capacity()
+                + self.deleted.capacity())
+                * 8
+            + self.key_sorter.memory_bytes()
             + self.units.capacity() * std::mem::size_of::<Unit>()
             + self.order.capacity() * 4;
         let nodes = self.node_count();

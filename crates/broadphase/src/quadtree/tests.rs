@@ -87,13 +87,13 @@ fn settings() -> impl Strategy<Value = QuadTreeSettings> {
             Just(vec![LayerMask::of(Layer(1)), LayerMask::ALL]),
         ],
         0u32..7,
-        prop_oneof![Just(1.0), Just(1.06), Just(f64::INFINITY)],
+        prop_oneof![Just(0.0), Just(64.0), Just(f64::INFINITY)],
     )
         .prop_map(
-            |(layer_groups, rebuild_depth, rebuild_growth)| QuadTreeSettings {
+            |(layer_groups, rebuild_depth, rebuild_cost)| QuadTreeSettings {
                 layer_groups,
                 rebuild_depth,
-                rebuild_growth,
+                rebuild_cost,
             },
         )
 }
