@@ -129,7 +129,15 @@ impl BroadPhaseContender {
     /// # Panics
     /// If the broad phase rejects a scene box (a scene bug).
     pub fn new(algorithm: Algorithm, config: Config, scene: &Scene) -> Self {
-        let mut bp = broadphase::new(algorithm, config);
+        Self::from_broad_phase(broadphase::new(algorithm, config), scene)
+    }
+
+    /// [`BroadPhaseContender::new`] for a broad phase built by the caller (a concrete type
+    /// with its own settings).
+    ///
+    /// # Panics
+    /// If the broad phase rejects a scene box (a scene bug).
+    pub fn from_broad_phase(mut bp: Box<dyn BroadPhase>, scene: &Scene) -> Self {
         let ids = bp
             .insert_batch(&scene.initial())
             .expect("the scene's boxes are valid");

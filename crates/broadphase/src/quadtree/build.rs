@@ -155,36 +155,38 @@ fn split2(units: &mut [Unit], median: bool) -> usize {
         });
         return half;
     }
-    let mut best: Option<(f64, usize, usize)> = None;
-    for k in (0..3).filter(|&k| spread[k] > 0.0) {
-        let scale = (BINS as f64 / spread[k]) as f32;
-        let origin = lo[k];
-        let bin_of = |u: &Unit| -> usize {
-            // Clamped: rounding may land a centre on the far edge (and a NaN from an
-            // overflowing spread on 0).
-            ((centre(&u.bounds, k) - origin) * scale) as usize
-        };
-        let mut bins = [EMPTY_BIN; BINS];
-        for u in units.iter() {
-            let b = &mut bins[bin_of(u).min(BINS - 1)];
+    // One pass bins the units on all three axes (a bin's box and weight per axis).
+    let scale: [f32; 3] = std::array::from_fn(|k| {
+        if spread[k] > 0.0 {
+            (BINS as f64 / spread[k]) as f32
+        } else {
+            0.0
+        }
+    });
+    // Clamped: rounding may land a centre on the far edge (and a NaN from an overflowing
+    // spread on 0).
+    let bin_of = |u: &Unit, k: usize| -> usize {
+        (((centre(&u.bounds, k) - lo[k]) * scale[k]) as usize).min(BINS - 1)
+    };
+    let mut bins = [[EMPTY_BIN; BINS]; 3];
+    for u in units.iter() {
+        for (k, axis) in bins.iter_mut().enumerate() {
+            let b = &mut axis[bin_of(u, k)];
             b.bounds = b.bounds.union(&u.bounds);
             b.count += f64::from(u.count);
             b.units += 1;
         }
-        if let Some((cost, plane)) = best_plane(&bins) {
+    }
+    let mut best: Option<(f64, usize, usize)> = None;
+    for k in (0..3).filter(|&k| spread[k] > 0.0) {
+        if let Some((cost, plane)) = best_plane(&bins[k]) {
             if best.map_or(true, |(c, _, _)| cost < c) {
                 best = Some((cost, k, plane));
             }
         }
     }
     match best {
-        Some((_, k, plane)) => {
-            let scale = (BINS as f64 / spread[k]) as f32;
-            let origin = lo[k];
-            partition(units, |u| {
-                (((centre(&u.bounds, k) - origin) * scale) as usize).min(BINS - 1) < plane
-            })
-        }
+        Some((_, k, plane)) => partition(units, |u| bin_of(u, k) < plane),
         None => n / 2,
     }
 }

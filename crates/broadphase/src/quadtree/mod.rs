@@ -380,7 +380,7 @@ impl QuadTree {
             }
             // Layers of this tree the mask leaves out: then each proxy's layer is checked.
             let filter = layers & !mask.0 != 0;
-            let flow = tree.walk_box(&aabb, &mut stats, &mut |slot, _, _| {
+            let flow = tree.walk_box(&aabb, &mut stats, |slot| {
                 let i = slot as usize;
                 // Proxies changed since the last update are answered below, with their
                 // current boxes; every other lane holds its proxy's exact box.
@@ -427,11 +427,19 @@ impl QuadTree {
             self.home.resize(slots, NO_TREE);
             self.locs.resize(slots, NONE);
         }
+        // Changed proxies per tree: those it holds and those that will join it.
         let mut changed = vec![0usize; self.trees.len()];
         for &slot in self.store.dirty() {
-            let h = self.home[slot as usize];
+            let s = slot as usize;
+            let h = self.home[s];
             if h != NO_TREE {
                 changed[usize::from(h)] += 1;
+            }
+            if self.store.is_alive(s) {
+                let want = self.tree_for(self.store.desc_at(s));
+                if want != h {
+                    changed[usize::from(want)] += 1;
+                }
             }
         }
         // A tree that refits have let grow loose is rebuilt. Otherwise: marking a path per
@@ -441,7 +449,7 @@ impl QuadTree {
         let modes: Vec<Mode> = (0..self.trees.len())
             .map(|t| {
                 let (c, tree) = (changed[t], &self.trees[t]);
-                let bulk = 4 * c >= tree.proxies;
+                let bulk = 4 * c >= tree.proxies.max(c);
                 if c == 0 {
                     Mode::Paths
                 } else if self.quality[t].wants_rebuild(tree.proxies, cost) {
@@ -660,7 +668,7 @@ impl SpatialIndex for QuadTree {
     ) -> ControlFlow<()> {
         let mut stats = QueryStats::default();
         for tree in &self.trees {
-            tree.walk_box(bounds, &mut stats, &mut |slot, _, _| visit(slot))?;
+            tree.walk_box(bounds, &mut stats, &mut *visit)?;
         }
         ControlFlow::Continue(())
     }

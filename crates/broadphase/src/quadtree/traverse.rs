@@ -4,7 +4,7 @@
 
 use std::ops::ControlFlow;
 
-use super::node::{Node, LANES, NONE};
+use super::node::{LANES, NONE};
 use super::tree::Tree;
 use crate::query::{ray_aabb, Ray};
 use crate::Aabb;
@@ -67,7 +67,7 @@ impl Tree {
         &self,
         q: &Aabb,
         stats: &mut QueryStats,
-        visit: &mut dyn FnMut(u32, &Node, usize) -> ControlFlow<()>,
+        mut visit: impl FnMut(u32) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
         if self.root == NONE {
             return ControlFlow::Continue(());
@@ -83,10 +83,12 @@ impl Tree {
                 m &= m - 1;
                 let c = node.child[lane];
                 if c.is_node() {
+                    // Popped later than it is pushed: start loading it now.
+                    self.nodes[c.index() as usize].prefetch();
                     stack.push(c.index());
                 } else {
                     stats.proxies_visited += 1;
-                    visit(c.index(), node, lane)?;
+                    visit(c.index())?;
                 }
             }
         }
