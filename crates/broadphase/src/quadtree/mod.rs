@@ -152,11 +152,24 @@ struct Quality {
     baseline: [Option<f64>; 2],
     /// Lane tests beyond the baseline since then.
     excess: f64,
+    /// Proxies in the tree at its last build.
+    built: usize,
 }
 
 impl Quality {
-    fn fresh() -> Self {
-        Self::default()
+    /// A tree just built over `proxies`.
+    fn fresh(proxies: usize) -> Self {
+        Self {
+            built: proxies,
+            ..Self::default()
+        }
+    }
+
+    /// Whether a tree of `proxies` has grown or shrunk so much since its last build that
+    /// insertions (R-tree descents, good but not SAH-good) or removals (underfull nodes) make
+    /// up too much of it. Rebuilding at +25% costs O(1) per insertion over time.
+    fn outgrown(&self, proxies: usize) -> bool {
+        proxies > self.built + self.built / 4 + 64 || proxies < self.built / 2
     }
 
     /// Records walks of `tests` lane tests (by queries when `sparse`) for `changed` changed
@@ -295,7 +308,7 @@ impl QuadTree {
             deleted: Vec::new(),
             key_sorter: KeySorter::default(),
             parallel: config.use_threads(),
-            quality: vec![Quality::default(); 2 * groups],
+            quality: vec![Quality::fresh(0); 2 * groups],
             partial_rebuilds: 0,
             partial_units: 0,
             full_rebuilds: 0,
@@ -350,7 +363,7 @@ impl QuadTree {
             // The fresh nodes carry the dirty bits of proxies moved since the last update,
             // which the next update expects to find only on the paths it marks.
             tree.clear_marks(true, &mut stack);
-            self.quality[t] = Quality::fresh();
+            self.quality[t] = Quality::fresh(tree.proxies);
             self.full_rebuilds += 1;
         }
         self.order = stack;
@@ -429,6 +442,7 @@ impl QuadTree {
         }
         // Changed proxies per tree: those it holds and those that will join it.
         let mut changed = vec![0usize; self.trees.len()];
+        let mut joining = vec![0usize; self.trees.len()];
         for &slot in self.store.dirty() {
             let s = slot as usize;
             let h = self.home[s];
@@ -439,6 +453,7 @@ impl QuadTree {
                 let want = self.tree_for(self.store.desc_at(s));
                 if want != h {
                     changed[usize::from(want)] += 1;
+                    joining[usize::from(want)] += 1;
                 }
             }
         }
@@ -448,11 +463,15 @@ impl QuadTree {
         let cost = self.settings.rebuild_cost;
         let modes: Vec<Mode> = (0..self.trees.len())
             .map(|t| {
-                let (c, tree) = (changed[t], &self.trees[t]);
+                let (c, tree, q) = (changed[t], &self.trees[t], &self.quality[t]);
                 let bulk = 4 * c >= tree.proxies.max(c);
                 if c == 0 {
                     Mode::Paths
-                } else if self.quality[t].wants_rebuild(tree.proxies, cost) {
+                } else if tree.proxies > 0
+                    && joining[t] < tree.proxies
+                    && (q.wants_rebuild(tree.proxies, cost) || q.outgrown(tree.proxies))
+                {
+                    // (A batch as large as the tree is built by SAH with it instead.)
                     Mode::Rebuild
                 } else if bulk {
                     Mode::Bulk
@@ -513,7 +532,7 @@ impl QuadTree {
                 &pending,
                 stack,
             );
-            self.quality[t] = Quality::fresh();
+            self.quality[t] = Quality::fresh(tree.proxies);
             self.full_rebuilds += 1;
         } else if pending.len() == 1 {
             let unit = Unit::proxy(&self.store, pending[0]);
@@ -784,7 +803,7 @@ impl BroadPhase for QuadTree {
                     &mut self.units,
                     slots,
                 );
-                self.quality[t] = Quality::fresh();
+                self.quality[t] = Quality::fresh(self.trees[t].proxies);
                 self.fast_rebuilds += 1;
                 continue;
             }
