@@ -3,33 +3,45 @@
 //!
 //! The structure follows Jolt's `BroadPhaseQuadTree`: nodes of four children whose boxes are
 //! tested four at a time ([`node`]), one tree per broad-phase layer (by default two: fixed and
-//! dynamic proxies), batches built by SAH, and a partial rebuild of the changed top of a tree
-//! at each update. What differs, and why:
+//! dynamic proxies), batches built by SAH ([`build`]), `optimize` for a full rebuild, stats and
+//! a Graphviz dump ([`dump`]). What differs, and why:
 //!
 //! - **Single insertions do not degenerate.** Jolt links every single body at the root; 100,000
 //!   single insertions make a chain hundreds of levels deep. Here insertions waiting for the
 //!   next update are built together as a batch, and a batch (or a single proxy) descends into
 //!   the tree R-tree style, splitting full nodes up to the root ([`insert`]): leaves stay about
-//!   `log4 n` deep whatever the order. There is no node pool to run out of: the arena grows and
-//!   shrinks, and an empty tree holds no memory.
+//!   `log4 n` deep whatever the order, and a tree that grew by a quarter since its last build
+//!   is rebuilt. There is no node pool to run out of: the arena grows and shrinks, and an
+//!   empty tree holds no memory.
 //! - **No widening, no stale answers.** Jolt widens the path of a moved body lock-free and lets
 //!   queries see the widened (stale) boxes until the next rebuild. Here a move is recorded by
-//!   the shared store until `update`, which refits the changed paths exactly ([`rebuild`]);
-//!   between updates, queries skip moved proxies in the trees and test them with their current
-//!   boxes instead (the shared query driver). So queries are exact at every moment.
-//! - **Pairs from what changed.** Each update walks each pair of trees that may pair (dynamic
-//!   against itself, dynamic against fixed) simultaneously, following only lanes that lead to a
-//!   changed proxy ([`collide`]): each pair is met once, without a hash set, and pairs of two
-//!   unchanged proxies are kept by the pair set untested.
+//!   the shared store until `update`, which writes the proxy's lane and refits the changed
+//!   paths exactly ([`rebuild`]); between updates, queries skip moved proxies in the trees and
+//!   test them with their current boxes instead. So queries are exact at every moment.
+//! - **Kept good by what it costs.** Refits keep boxes exact but let nodes stretch as proxies
+//!   drift apart (with everything drifting, the walk costs 4x more after 100 frames). Jolt
+//!   rebuilds the changed top of a tree to depth 5 at every update, which leaves the stretched
+//!   nodes below untouched (here a setting, off by default: see the README). Each tree here
+//!   counts the lane tests its walks cost beyond what they cost right after its last build,
+//!   and is rebuilt (a Morton-ordered linear build) once that excess passes the price of a
+//!   rebuild: counts, not clocks, so the pair order is deterministic.
+//! - **Pairs from what changed.** When much of a tree changed, each update walks each pair of
+//!   trees that may pair (dynamic against itself, dynamic against fixed) simultaneously,
+//!   following only lanes that lead to a changed proxy ([`collide`]); when little did, each
+//!   changed proxy queries the trees instead. Either way each pair is met once, without a hash
+//!   set, and pairs of two unchanged proxies are kept untested. The pairs found are diffed as
+//!   sorted keys against the last update's.
 //!
 //! # Concurrency
 //!
 //! Queries take `&self` and touch nothing mutable: any number of threads may query at once while
-//! no mutation runs (the borrow checker enforces it). `update` spreads the pair walks over
-//! rayon's threads (feature `parallel`) in steps fixed by the trees alone, so events and pair
-//! order do not depend on the number of threads. Jolt's second root and background rebuild
-//! exist so that bodies can be added while queries run on the old tree; `&mut self` mutation
-//! rules that out here, and the rebuild runs inside `update` (see the README for its cost).
+//! no mutation runs (the borrow checker enforces it), and [`QuadTree::probe_aabb`] returns its
+//! work counts instead of storing them, so it is as `Sync` as the rest. `update` spreads the
+//! pair walks over rayon's threads (feature `parallel`) in steps fixed by the trees alone, so
+//! events and pair order do not depend on the number of threads. Jolt keeps two roots and
+//! rebuilds in the background so that bodies can be added while queries run on the old tree;
+//! with `&mut self` mutation that cannot happen here, so there is one root and rebuilds run
+//! inside `update` (their cost is in the README).
 
 mod build;
 mod collide;
@@ -52,6 +64,7 @@ use crate::{
 use build::{Builder, Unit};
 use collide::{query_pairs, split_walk, Step, Walk};
 use node::{LANES, NONE};
+use rebuild::Quality;
 pub use traverse::QueryStats;
 use tree::{Loc, Tree};
 
@@ -139,66 +152,39 @@ enum Mode {
     Rebuild,
 }
 
-/// How much a tree's walks have cost beyond what they cost right after its last build.
-/// Refits keep a tree exact but not good: proxies that drift apart stretch the nodes they
-/// share, and with everything drifting (the uniform scene) the walk costs 4x more after 100
-/// frames, 230x after 600. Oscillating scenes (Jolt's grid) never degrade and keep their tree.
-/// Only counts enter (never clocks), so rebuilds, and with them the order of pairs, are the
-/// same on every run.
-#[derive(Clone, Copy, Debug, Default)]
-struct Quality {
-    /// Lane tests per changed proxy in the first walk after the last build, for queries
-    /// from few changed proxies (0) and for simultaneous walks (1); `None` until measured.
-    baseline: [Option<f64>; 2],
-    /// Lane tests beyond the baseline since then.
-    excess: f64,
-    /// Proxies in the tree at its last build.
-    built: usize,
-}
-
-impl Quality {
-    /// A tree just built over `proxies`.
-    fn fresh(proxies: usize) -> Self {
-        Self {
-            built: proxies,
-            ..Self::default()
-        }
-    }
-
-    /// Whether a tree of `proxies` has grown or shrunk so much since its last build that
-    /// insertions (R-tree descents, good but not SAH-good) or removals (underfull nodes) make
-    /// up too much of it. Rebuilding at +25% costs O(1) per insertion over time.
-    fn outgrown(&self, proxies: usize) -> bool {
-        proxies > self.built + self.built / 4 + 64 || proxies < self.built / 2
-    }
-
-    /// Records walks of `tests` lane tests (by queries when `sparse`) for `changed` changed
-    /// proxies.
-    fn observe(&mut self, sparse: bool, tests: u64, changed: usize) {
-        if changed == 0 {
-            return;
-        }
-        let per = tests as f64 / changed as f64;
-        match &mut self.baseline[usize::from(!sparse)] {
-            b @ None => *b = Some(per),
-            Some(b) => self.excess += (tests as f64 - *b * changed as f64).max(0.0),
-        }
-    }
-
-    /// Whether the extra cost of the walks since the last build has passed what rebuilding a
-    /// tree of `proxies` costs (`cost` tests per proxy): then the rebuild pays for itself.
-    fn wants_rebuild(&self, proxies: usize, cost: f64) -> bool {
-        self.excess > cost * proxies as f64
-    }
-}
-
 /// Below this many steps a pair walk is not worth splitting over threads.
 const PARALLEL_STEPS: usize = 64;
 
 /// Jolt's broad phase, made exact: a 4-wide AABB tree per broad-phase layer (fixed and dynamic
 /// by default), pairs found by walking the trees against each other from the changed proxies.
-/// Choose it for queries (rays, boxes, nearest) on large, mostly still worlds and for scenes
-/// loaded in batches; see the module documentation for how it avoids Jolt's failure modes.
+/// Choose it for queries (rays, boxes, nearest) on large worlds, and for worlds of many fixed
+/// proxies or loaded in batches.
+///
+/// # How it works
+///
+/// - Nodes hold four children (nodes or proxies) with their boxes stored lane by lane, so one
+///   SIMD pass tests a box against all four; 128 bytes a node, on a cache line.
+/// - Batches are built by binned SAH. Insertions waiting for an update are one batch, so
+///   inserting one proxy at a time and then updating gives the batch's tree (Jolt appends
+///   each to the root: a chain hundreds of levels deep). A small batch, or a proxy inserted
+///   alone, descends to where its box grows the tree least and splits full nodes up to the
+///   root (R-tree style), so leaves stay about `log4 n` deep whatever the order.
+/// - Moves are refit exactly at `update`: no widened or stale box ever answers a query or
+///   makes a pair. Refits let nodes stretch as proxies drift apart; each tree counts what its
+///   walks cost beyond a fresh tree's, and rebuilds itself once that excess passes the price
+///   of a rebuild ([`QuadTreeSettings::rebuild_cost`]), or once it grew by a quarter.
+/// - Pairs: when much of a tree changed, tree pairs are walked simultaneously, following only
+///   lanes that lead to a changed proxy; when little did, each changed proxy queries the
+///   trees. Either way every pair is met once, and pairs of two unchanged proxies are kept
+///   untested.
+/// - Queries walk the trees (rays through the nodes they enter), and test the proxies moved
+///   since the last update apart, with their current boxes.
+/// - [`QuadTree::stats`](BroadPhase::stats) reports depth, nodes, fill and rebuilds;
+///   [`QuadTree::probe_aabb`] the nodes and proxies one query visits;
+///   [`QuadTree::dump_dot`] draws the trees.
+///
+/// Queries may run from many threads at once (`&self`, `Sync`) while no mutation runs; there
+/// is one root per tree and no background rebuild, since mutation takes `&mut self`.
 ///
 /// ```
 /// use broadphase::{Aabb, BroadPhase, Config, LayerMask, Pair, ProxyDesc, QuadTree};
@@ -308,7 +294,7 @@ impl QuadTree {
             deleted: Vec::new(),
             key_sorter: KeySorter::default(),
             parallel: config.use_threads(),
-            quality: vec![Quality::fresh(0); 2 * groups],
+            quality: vec![Quality::default(); 2 * groups],
             partial_rebuilds: 0,
             partial_units: 0,
             full_rebuilds: 0,
@@ -363,7 +349,7 @@ impl QuadTree {
             // The fresh nodes carry the dirty bits of proxies moved since the last update,
             // which the next update expects to find only on the paths it marks.
             tree.clear_marks(true, &mut stack);
-            self.quality[t] = Quality::fresh(tree.proxies);
+            self.quality[t] = self.quality[t].rebuilt(tree.proxies);
             self.full_rebuilds += 1;
         }
         self.order = stack;
@@ -532,7 +518,7 @@ impl QuadTree {
                 &pending,
                 stack,
             );
-            self.quality[t] = Quality::fresh(tree.proxies);
+            self.quality[t] = self.quality[t].rebuilt(tree.proxies);
             self.full_rebuilds += 1;
         } else if pending.len() == 1 {
             let unit = Unit::proxy(&self.store, pending[0]);
@@ -803,7 +789,7 @@ impl BroadPhase for QuadTree {
                     &mut self.units,
                     slots,
                 );
-                self.quality[t] = Quality::fresh(self.trees[t].proxies);
+                self.quality[t] = self.quality[t].rebuilt(self.trees[t].proxies);
                 self.fast_rebuilds += 1;
                 continue;
             }

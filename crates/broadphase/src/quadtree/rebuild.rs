@@ -1,6 +1,7 @@
 //! Keeping a tree tight: the refit of what changed, the partial rebuild of the changed top
-//! (Jolt's, which rebuilds the changed nodes down to depth 5 from the subtrees below them), and
-//! the full rebuild (`optimize`).
+//! (Jolt's, which rebuilds the changed nodes down to depth 5 from the subtrees below them), the
+//! full rebuilds (`optimize`, and the fast one updates use), and [`Quality`], which decides
+//! when a rebuild pays.
 
 use super::build::{Builder, Unit};
 use super::node::{LANES, NONE, REFIT, TOUCHED};
@@ -46,6 +47,8 @@ impl Tree {
 
     /// Refits node `n` (whose children are done): in bulk, sets the dirty bits of its
     /// changed proxies from the store; then writes its box and dirty bit into its parent.
+    /// (Reading the moved proxies' boxes here, prefetched, instead of writing them into their
+    /// lanes as they come, measured no faster.)
     #[inline]
     fn refit_node(&mut self, store: &Store, n: u32, bulk: bool) {
         let node = &mut self.nodes[n as usize];
@@ -244,5 +247,128 @@ impl Tree {
             self.nodes[n as usize].flags |= TOUCHED;
         }
         units.len()
+    }
+}
+
+/// Walks after a build that set a tree's baseline cost (the first one, on the very boxes the
+/// tree was built for, is left out: it flatters the tree).
+const BASELINE_WALKS: u32 = 4;
+
+/// How much a tree's walks have cost beyond what they cost after its last build, and whether
+/// rebuilding has been paying. Refits keep a tree exact but not good: proxies that drift apart
+/// stretch the nodes they share, and with everything drifting (the uniform scene) the walk
+/// costs 4x more after 100 frames, 230x after 600. But a rebuild is not always better: in
+/// Jolt's grid scene (cubes oscillating about a lattice) the tree built on the lattice beats
+/// any tree rebuilt while the cubes are off it. So each rebuild is checked against the cost
+/// just before it, and one that did not pay makes the next one wait twice as long. Only
+/// counts enter (never clocks), so rebuilds, and with them the order of pairs, are the same
+/// on every run.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Quality {
+    /// Which kind of walk the figures are for: queries from a few changed proxies (true) or
+    /// simultaneous walks. Their costs are not comparable.
+    sparse: bool,
+    /// Lane tests per changed proxy after the last build; `None` while being measured.
+    baseline: Option<f64>,
+    /// Walks seen since the last build (or change of kind), and their summed cost.
+    walks: u32,
+    sum: f64,
+    /// Lane tests beyond the baseline since then (walks below it count against).
+    excess: f64,
+    /// Recent cost per changed proxy, smoothed.
+    recent: f64,
+    /// The recent cost when the tree was last rebuilt, until the rebuild is judged.
+    before: Option<f64>,
+    /// How many times a rebuild's price the excess must reach: doubles after a rebuild that
+    /// did not pay, halves after one that did.
+    penalty: f64,
+    /// Proxies in the tree at its last build.
+    built: usize,
+}
+
+impl Default for Quality {
+    fn default() -> Self {
+        Self {
+            sparse: false,
+            baseline: None,
+            walks: 0,
+            sum: 0.0,
+            excess: 0.0,
+            recent: 0.0,
+            before: None,
+            penalty: 1.0,
+            built: 0,
+        }
+    }
+}
+
+impl Quality {
+    /// The record of a tree just rebuilt over `proxies`; the history of rebuilds carries over.
+    pub(super) fn rebuilt(&self, proxies: usize) -> Self {
+        Self {
+            sparse: self.sparse,
+            before: (self.recent > 0.0).then_some(self.recent),
+            penalty: self.penalty,
+            built: proxies,
+            ..Self::default()
+        }
+    }
+
+    /// Whether a tree of `proxies` has grown or shrunk so much since its last build that
+    /// insertions (R-tree descents, good but not SAH-good) or removals (underfull nodes) make
+    /// up too much of it. Rebuilding at +25% costs O(1) per insertion over time.
+    pub(super) fn outgrown(&self, proxies: usize) -> bool {
+        proxies > self.built + self.built / 4 + 64 || proxies < self.built / 2
+    }
+
+    /// Records walks of `tests` lane tests (by queries when `sparse`) for `changed` changed
+    /// proxies.
+    pub(super) fn observe(&mut self, sparse: bool, tests: u64, changed: usize) {
+        if changed == 0 {
+            return;
+        }
+        if sparse != self.sparse {
+            // A different kind of walk: measure its baseline afresh.
+            self.sparse = sparse;
+            self.baseline = None;
+            self.walks = 0;
+            self.sum = 0.0;
+            self.recent = 0.0;
+        }
+        let per = tests as f64 / changed as f64;
+        self.recent = if self.recent > 0.0 {
+            0.75 * self.recent + 0.25 * per
+        } else {
+            per
+        };
+        let Some(b) = self.baseline else {
+            self.walks += 1;
+            if self.walks > 1 {
+                self.sum += per;
+            }
+            if self.walks > BASELINE_WALKS {
+                let b = self.sum / f64::from(BASELINE_WALKS);
+                self.baseline = Some(b);
+                if let Some(before) = self.before.take() {
+                    // A rebuild that saved under 5% did not pay for itself.
+                    self.penalty = if b > 0.95 * before {
+                        (self.penalty * 2.0).min(1024.0)
+                    } else {
+                        (self.penalty / 2.0).max(1.0)
+                    };
+                }
+            }
+            return;
+        };
+        // Signed, floored at zero: a walk cheaper than the baseline pays back, so that noise
+        // around a tree that does not degrade never adds up.
+        self.excess = (self.excess + tests as f64 - b * changed as f64).max(0.0);
+    }
+
+    /// Whether the extra cost of the walks since the last build has passed what rebuilding a
+    /// tree of `proxies` costs (`cost` tests per proxy, times the penalty): then the rebuild
+    /// pays for itself.
+    pub(super) fn wants_rebuild(&self, proxies: usize, cost: f64) -> bool {
+        self.excess > cost * self.penalty * proxies as f64
     }
 }

@@ -278,3 +278,57 @@ fn settings_are_checked() {
         Err(Error::InvalidParameter { .. })
     ));
 }
+
+/// Drifting boxes, every one moved at every update: the walk grows dearer until the tree is
+/// rebuilt. The rebuilds must happen, and every answer on the way must be BruteForce's.
+#[test]
+fn rebuilds_happen_and_change_no_answer() -> Result<(), Error> {
+    use crate::testing::{check_sequence, Op, Pick};
+    let n = 400;
+    let mut rng = Mix(11);
+    let items: Vec<(Aabb, ProxyDesc)> = (0..n)
+        .map(|i| {
+            let d = if i % 5 == 0 {
+                ProxyDesc::fixed()
+            } else {
+                ProxyDesc::dynamic()
+            };
+            (random_box(&mut rng, 14.0), d)
+        })
+        .collect();
+    let mut ops = vec![Op::InsertBatch(items), Op::Update];
+    for _ in 0..40 {
+        for i in 0..n {
+            let v = [0; 3].map(|_| (rng.unit() - 0.5) * 0.6);
+            ops.push(Op::Nudge(Pick(i), v));
+        }
+        ops.push(Op::Update);
+    }
+    let settings = QuadTreeSettings {
+        rebuild_cost: 0.0,
+        ..QuadTreeSettings::default()
+    };
+    let make = || -> Box<dyn BroadPhase> {
+        Box::new(QuadTree::with_settings(Config::default(), settings.clone()).unwrap())
+    };
+    check_sequence(&make, &ops).unwrap();
+    // Replayed directly, to read the counters and check the tree after each update.
+    let mut qt = QuadTree::with_settings(Config::default(), settings.clone())?;
+    let mut ids = Vec::new();
+    for op in &ops {
+        match op {
+            Op::InsertBatch(items) => ids = qt.insert_batch(items)?,
+            Op::Nudge(Pick(i), v) => {
+                let id = ids[*i % ids.len()];
+                qt.set_aabb(id, qt.aabb(id)?.translated(*v))?;
+            }
+            _ => {
+                qt.update()?;
+                qt.check_invariants();
+            }
+        }
+    }
+    let rebuilds = qt.stats().counter("fast rebuilds").unwrap_or(0);
+    assert!(rebuilds > 0, "no rebuild in 40 frames of drift");
+    Ok(())
+}
