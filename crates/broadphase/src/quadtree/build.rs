@@ -225,17 +225,49 @@ fn leaf_groups(units: &mut [Unit]) -> [usize; LANES] {
     for (i, size) in sizes.iter_mut().enumerate().take(k) {
         *size = grouped / k + usize::from(i < grouped % k);
     }
-    // Order the units so that each group is compact: halves along the longest axis, then
-    // each half along its own.
+    // Order the units so that each group is compact: the single units are the last along
+    // the longest axis (an outlier stays out of the groups); the rest is cut in two halves
+    // along the axis that makes them smallest, and each half into its groups the same way.
+    if singles > 0 {
+        sort_longest(units);
+    }
     let half: usize = sizes[..k.div_ceil(2)].iter().sum();
-    sort_longest(&mut units[..grouped]);
+    let (left, right) = sizes[..k].split_at(k.div_ceil(2));
+    sort_best(&mut units[..grouped], &[half, grouped - half]);
     let (a, b) = units[..grouped].split_at_mut(half);
-    sort_longest(a);
-    sort_longest(b);
+    sort_best(a, left);
+    sort_best(b, right);
     for s in sizes.iter_mut().skip(k).take(singles) {
         *s = 1;
     }
     sizes
+}
+
+/// Sorts `units` along the axis on which cutting them into consecutive `chunks` gives the
+/// smallest total surface area.
+fn sort_best(units: &mut [Unit], chunks: &[usize]) {
+    if chunks.iter().filter(|&&c| c > 0).count() < 2 {
+        return;
+    }
+    let cost = |units: &[Unit]| -> f64 {
+        let mut start = 0;
+        let mut total = 0.0;
+        for &c in chunks.iter().filter(|&&c| c > 0) {
+            total += half_area(&union_of(&units[start..start + c]));
+            start += c;
+        }
+        total
+    };
+    let mut best = (f64::INFINITY, 0);
+    for axis in 0..3 {
+        units.sort_unstable_by(|a, b| centre(&a.bounds, axis).total_cmp(&centre(&b.bounds, axis)));
+        let c = cost(units);
+        if c < best.0 {
+            best = (c, axis);
+        }
+    }
+    let axis = best.1;
+    units.sort_unstable_by(|a, b| centre(&a.bounds, axis).total_cmp(&centre(&b.bounds, axis)));
 }
 
 /// Sorts units by their centres along the axis where the centres spread most.
