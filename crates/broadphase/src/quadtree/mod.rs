@@ -152,6 +152,9 @@ enum Mode {
     Rebuild,
 }
 
+/// How many changed proxies ahead a bulk update starts loading the node it will write.
+const MOVE_AHEAD: usize = 16;
+
 /// Below this many steps a pair walk is not worth splitting over threads.
 const PARALLEL_STEPS: usize = 64;
 
@@ -466,7 +469,17 @@ impl QuadTree {
                 }
             })
             .collect();
-        for k in 0..self.store.dirty().len() {
+        let dirty_len = self.store.dirty().len();
+        for k in 0..dirty_len {
+            // Moved proxies' lanes are written in slot order, all over the arena: start loading
+            // the node a few proxies ahead so that the writes do not wait for it.
+            if let Some(&ahead) = self.store.dirty().get(k + MOVE_AHEAD) {
+                let h = self.home[ahead as usize];
+                if h != NO_TREE && modes[usize::from(h)] == Mode::Bulk {
+                    let tree = &self.trees[usize::from(h)];
+                    tree.nodes[tree::loc_node(self.locs[ahead as usize]) as usize].prefetch();
+                }
+            }
             let slot = self.store.dirty()[k] as usize;
             let want = if self.store.is_alive(slot) {
                 self.tree_for(self.store.desc_at(slot))
