@@ -19,11 +19,14 @@ use crate::store::Store;
 use crate::Aabb;
 
 /// One step of a walk: node `a` of the first tree against node `b` of the second, or against
-/// itself when `b` is [`NONE`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// itself when `b` is [`NONE`]. It carries `b`'s box (as its parent's lane holds it) and whether
+/// `b` leads to a changed proxy, so that `a`'s lanes can be sifted before `b` is even loaded.
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct Step {
     a: u32,
     b: u32,
+    b_box: Aabb,
+    b_dirty: bool,
 }
 
 /// A walk of two trees (the same tree twice for a self walk).
@@ -59,9 +62,12 @@ impl<'a> Walk<'a> {
         if self.ta.root == NONE || self.tb.root == NONE {
             return None;
         }
+        let root_b = &self.tb.nodes[self.tb.root as usize];
         Some(Step {
             a: self.ta.root,
             b: if same { NONE } else { self.tb.root },
+            b_box: root_b.union(),
+            b_dirty: root_b.dirty != 0,
         })
     }
 
@@ -78,7 +84,7 @@ impl<'a> Walk<'a> {
         if s.b == NONE {
             self.self_step(s.a, next, out);
         } else {
-            self.pair_step(s.a, s.b, next, out);
+            self.pair_step(&s, next, out);
         }
     }
 
@@ -123,17 +129,33 @@ impl<'a> Walk<'a> {
             if da && nodes >> a & 1 != 0 {
                 let c = node.child[a].index();
                 t.nodes[c as usize].prefetch();
-                next.push(Step { a: c, b: NONE });
+                next.push(Step {
+                    a: c,
+                    b: NONE,
+                    b_box: box_a,
+                    b_dirty: true,
+                });
             }
         }
     }
 
-    fn pair_step(&mut self, na: u32, nb: u32, next: &mut Vec<Step>, out: &mut Vec<u64>) {
+    fn pair_step(&mut self, s: &Step, next: &mut Vec<Step>, out: &mut Vec<u64>) {
         let (ta, tb) = (self.ta, self.tb);
-        let (x, y) = (&ta.nodes[na as usize], &tb.nodes[nb as usize]);
-        let (dx, dy) = (u32::from(x.dirty), u32::from(y.dirty));
+        let x = &ta.nodes[s.a as usize];
+        let dx = u32::from(x.dirty);
+        // Only the lanes of `x` that reach `b`'s box can meet `b`'s lanes; and when `b` is
+        // unchanged, only the changed ones. Often none: then `b` is never loaded.
+        let mut lanes = x.overlap_mask(&s.b_box);
+        if !s.b_dirty {
+            lanes &= dx;
+        }
+        self.tests += LANES as u64;
+        if lanes == 0 {
+            return;
+        }
+        let y = &tb.nodes[s.b as usize];
+        let dy = u32::from(y.dirty);
         let kinds_y = (y.proxy_lanes(), y.node_lanes());
-        let mut lanes = x.occupied();
         self.tests += 4 * u64::from(lanes.count_ones());
         while lanes != 0 {
             let a = lanes.trailing_zeros() as usize;
@@ -200,8 +222,15 @@ impl<'a> Walk<'a> {
                 let b = mn.trailing_zeros() as usize;
                 mn &= mn - 1;
                 let nb = y.child[b].index();
-                ty.nodes[nb as usize].prefetch();
-                next.push(Step { a: na, b: nb });
+                // Not `nb`: the step sifts `na`'s lanes with `nb`'s box first and often
+                // never opens `nb`. (Opening the larger of the two first instead, or the
+                // smaller, measured 8% and 12% slower.)
+                next.push(Step {
+                    a: na,
+                    b: nb,
+                    b_box: y.lane_box(b),
+                    b_dirty: dy >> b & 1 != 0,
+                });
             }
         }
     }
