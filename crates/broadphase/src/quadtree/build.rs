@@ -496,11 +496,6 @@ impl Builder {
         self.tasks.extend(children.iter().rev().flatten());
     }
 
-    /// The nodes the last build created.
-    pub(crate) fn created(&self) -> &[u32] {
-        &self.created
-    }
-
     /// Heap bytes held.
     pub(crate) fn memory_bytes(&self) -> usize {
         self.tasks.capacity() * std::mem::size_of::<Task>()

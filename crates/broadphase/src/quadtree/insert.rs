@@ -9,7 +9,7 @@
 //! whatever the order of insertion.
 
 use super::build::Unit;
-use super::node::{centre, half_area, Child, Node, LANES, NONE, TOUCHED};
+use super::node::{centre, half_area, Child, Node, LANES, NONE};
 use super::tree::{loc_lane, loc_node, Loc, Tree};
 use crate::store::Store;
 use crate::Aabb;
@@ -39,7 +39,6 @@ impl Tree {
             let r = self.alloc();
             self.set_child(locs, r, 0, unit.child, &unit.bounds);
             self.finish_node(store, r);
-            self.nodes[r as usize].flags |= TOUCHED;
             self.root = r;
             return;
         }
@@ -49,7 +48,6 @@ impl Tree {
         loop {
             let node = &mut self.nodes[n as usize];
             node.count += unit.count;
-            node.flags |= TOUCHED;
             if node.height <= e.height + 1 {
                 break;
             }
@@ -108,7 +106,6 @@ impl Tree {
                 self.set_child(locs, r, 0, Child::node(n), &n_box);
                 self.set_child(locs, r, 1, Child::node(sibling), &s_entry.unit.bounds);
                 self.finish_node(store, r);
-                self.nodes[r as usize].flags |= TOUCHED;
                 self.root = r;
                 return;
             }
@@ -194,9 +191,7 @@ impl Tree {
             for lane in 0..LANES {
                 keep.clear_lane(lane);
             }
-            keep.flags |= TOUCHED;
         }
-        self.nodes[sibling as usize].flags |= TOUCHED;
         for (i, e) in all.iter().enumerate() {
             let (target, lane) = if i < at { (n, i) } else { (sibling, i - at) };
             self.set_child(locs, target, lane, e.unit.child, &e.unit.bounds);
@@ -213,7 +208,6 @@ impl Tree {
     pub(crate) fn link_subtree(&mut self, store: &Store, locs: &mut [Loc], r: u32) {
         if self.root == NONE {
             self.root = r;
-            self.nodes[r as usize].flags |= TOUCHED;
             return;
         }
         let root_area = half_area(&self.nodes[self.root as usize].union());

@@ -351,7 +351,7 @@ impl QuadTree {
             );
             // The fresh nodes carry the dirty bits of proxies moved since the last update,
             // which the next update expects to find only on the paths it marks.
-            tree.clear_marks(true, &mut stack);
+            tree.clear_marks(&mut stack);
             self.quality[t] = self.quality[t].rebuilt(tree.proxies);
             self.full_rebuilds += 1;
         }
@@ -828,7 +828,6 @@ impl BroadPhase for QuadTree {
                     &mut self.units,
                     &mut self.opened,
                     self.settings.rebuild_depth,
-                    true,
                 );
                 if units > 0 {
                     self.partial_rebuilds += 1;
@@ -859,7 +858,9 @@ impl BroadPhase for QuadTree {
         self.found = found;
         let mut stack = std::mem::take(&mut self.order);
         for (t, tree) in self.trees.iter_mut().enumerate() {
-            tree.clear_marks(modes[t] != Mode::Paths, &mut stack);
+            if modes[t] == Mode::Paths {
+                tree.clear_marks(&mut stack);
+            }
         }
         self.order = stack;
         // Scratch sized by the pairs of one update: give it back after a burst.

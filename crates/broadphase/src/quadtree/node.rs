@@ -60,10 +60,6 @@ impl Child {
 /// Node flag: the node's boxes, count or height may be stale (a proxy below it moved or left).
 pub(crate) const REFIT: u8 = 1;
 
-/// Node flag: something below the node changed since the top of the tree was last rebuilt
-/// (Jolt's `mIsChanged`). The partial rebuild opens such nodes near the root.
-pub(crate) const TOUCHED: u8 = 2;
-
 /// One node of a tree: up to four children, each a node or a proxy, with their boxes.
 ///
 /// `bounds[k][lane]` holds, for `k` in `0..3`, the minimum on axis `k`, and for `k` in `3..6`
@@ -82,9 +78,10 @@ pub(crate) struct Node {
     /// Proxies below this node.
     pub(crate) count: u32,
     /// Lanes whose subtree holds a proxy changed since the last update: pair finding descends
-    /// only where one side has such a proxy.
+    /// only where one side has such a proxy. Exact during an update's pair finding; scratch
+    /// otherwise (a bulk refit rewrites every bit, so they are not cleared after it).
     pub(crate) dirty: u8,
-    /// [`REFIT`], [`TOUCHED`].
+    /// [`REFIT`].
     pub(crate) flags: u8,
     /// Levels of nodes in this subtree: 1 when every child is a proxy.
     pub(crate) height: u8,

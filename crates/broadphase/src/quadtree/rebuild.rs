@@ -4,7 +4,7 @@
 //! when a rebuild pays.
 
 use super::build::{Builder, Unit};
-use super::node::{LANES, NONE, REFIT, TOUCHED};
+use super::node::{LANES, NONE, REFIT};
 use super::tree::{loc_lane, loc_node, Loc, Tree};
 use crate::store::Store;
 
@@ -54,33 +54,30 @@ impl Tree {
         let node = &mut self.nodes[n as usize];
         node.flags &= !REFIT;
         if bulk {
-            // The store's flags are a byte per slot: they stay in cache, unlike the nodes.
+            // Every proxy lane's bit is set afresh (node lanes' bits were just written by the
+            // children), so bits left from earlier updates do not matter. The store's flags
+            // are a byte per slot: they stay in cache, unlike the nodes.
+            let mut dirty = node.dirty & node.node_lanes() as u8;
             for lane in 0..LANES {
                 let c = node.child[lane];
                 if c.is_proxy() && store.is_dirty(c.index() as usize) {
-                    node.dirty |= 1 << lane;
+                    dirty |= 1 << lane;
                 }
             }
+            node.dirty = dirty;
         }
         let (parent, union, dirty) = (node.parent, node.union(), node.dirty != 0);
         if parent != NONE {
             let pn = &mut self.nodes[loc_node(parent) as usize];
             let pl = loc_lane(parent);
             pn.set_lane_box(pl, &union);
-            pn.dirty |= u8::from(dirty) << pl;
+            pn.dirty = (pn.dirty & !(1 << pl)) | (u8::from(dirty) << pl);
         }
     }
 
-    /// Clears the per-update marks (dirty bits, `TOUCHED`) wherever they are: below the root
-    /// along the marked paths, or over the whole arena when `all`.
-    pub(crate) fn clear_marks(&mut self, all: bool, stack: &mut Vec<u32>) {
-        if all {
-            for node in &mut self.nodes {
-                node.dirty = 0;
-                node.flags &= !TOUCHED;
-            }
-            return;
-        }
+    /// Clears the dirty bits along the marked paths (after an update that marked paths; a bulk
+    /// refit rewrites every bit and needs no clearing).
+    pub(crate) fn clear_marks(&mut self, stack: &mut Vec<u32>) {
         stack.clear();
         if self.root == NONE {
             return;
@@ -88,14 +85,11 @@ impl Tree {
         stack.push(self.root);
         while let Some(n) = stack.pop() {
             let node = &mut self.nodes[n as usize];
-            let dirty = std::mem::take(&mut node.dirty);
-            node.flags &= !TOUCHED;
-            let children = node.child;
-            for (lane, c) in children.iter().enumerate() {
-                if c.is_node()
-                    && (dirty & (1 << lane) != 0
-                        || self.nodes[c.index() as usize].flags & TOUCHED != 0)
-                {
+            let mut dirty = std::mem::take(&mut node.dirty);
+            while dirty != 0 {
+                let c = node.child[dirty.trailing_zeros() as usize];
+                dirty &= dirty - 1;
+                if c.is_node() {
                     stack.push(c.index());
                 }
             }
@@ -176,10 +170,11 @@ impl Tree {
         self.root = builder.build_fast(self, store, locs, units);
     }
 
-    /// Jolt's partial rebuild: the nodes above depth `depth` that changed since the last one
-    /// (every node when `all`) are taken apart and the top of the tree is built again, by
-    /// SAH, from what hangs below them: proxies, and whole subtrees kept as they are. Returns
-    /// the number of units the new top was built from (0 when nothing needed it).
+    /// Jolt's partial rebuild, for an update in which much of the tree changed (then every
+    /// node near the root has): the nodes above depth `depth` are taken apart and the top of
+    /// the tree is built again, by SAH, from what hangs below them: proxies, and whole
+    /// subtrees kept as they are. Returns the number of units the new top was built from (0
+    /// when nothing needed it).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn rebuild_top(
         &mut self,
@@ -189,7 +184,6 @@ impl Tree {
         units: &mut Vec<Unit>,
         opened: &mut Vec<(u32, u32)>,
         depth: u32,
-        all: bool,
     ) -> usize {
         if self.root == NONE || depth == 0 {
             return 0;
@@ -211,7 +205,7 @@ impl Tree {
                     });
                 } else if c.is_node() {
                     let child = &mut self.nodes[c.index() as usize];
-                    if d + 1 < depth && (all || child.flags & TOUCHED != 0) {
+                    if d + 1 < depth {
                         opened.push((c.index(), d + 1));
                     } else {
                         child.parent = NONE;
@@ -241,11 +235,6 @@ impl Tree {
         }
         self.sort_free();
         self.root = builder.build(self, store, locs, units);
-        // Marked so that the end of the update clears the marks of the changed subtrees kept
-        // below the new top.
-        for &n in builder.created() {
-            self.nodes[n as usize].flags |= TOUCHED;
-        }
         units.len()
     }
 }

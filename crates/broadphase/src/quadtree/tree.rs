@@ -1,7 +1,7 @@
 //! One tree: its nodes in a growable arena, the links between nodes and proxies, and the small
 //! edits everything else is made of (linking a child, removing a proxy, marking a path).
 
-use super::node::{Child, Node, LANES, NONE, REFIT, TOUCHED};
+use super::node::{Child, Node, LANES, NONE, REFIT};
 use crate::store::Store;
 use crate::Aabb;
 
@@ -176,7 +176,7 @@ impl Tree {
             let node = &mut self.nodes[n as usize];
             let bit = 1u8 << lane;
             let done = node.flags & REFIT != 0 && (!dirty || node.dirty & bit != 0);
-            node.flags |= REFIT | TOUCHED;
+            node.flags |= REFIT;
             if dirty {
                 node.dirty |= bit;
             }
@@ -200,7 +200,7 @@ impl Tree {
         node.set_lane_box(lane, aabb);
         if !bulk {
             node.dirty |= 1 << lane;
-            node.flags |= REFIT | TOUCHED;
+            node.flags |= REFIT;
             let parent = node.parent;
             if parent != NONE {
                 self.mark_path(loc_node(parent), loc_lane(parent), true);
@@ -264,7 +264,7 @@ impl Tree {
         }
         if !bulk {
             let parent = self.nodes[n as usize].parent;
-            self.nodes[n as usize].flags |= REFIT | TOUCHED;
+            self.nodes[n as usize].flags |= REFIT;
             if parent != NONE {
                 self.mark_path(loc_node(parent), loc_lane(parent), false);
             }
@@ -307,8 +307,6 @@ impl Tree {
             let node = &self.nodes[n as usize];
             assert!(!self.is_free(n), "node {n} is free but linked");
             assert_eq!(node.flags & REFIT, 0, "node {n} left marked for refit");
-            assert_eq!(node.flags & TOUCHED, 0, "node {n} left touched");
-            assert_eq!(node.dirty, 0, "node {n} left dirty");
             assert!(node.len() >= 1);
             if n != self.root {
                 assert!(node.len() >= 2, "non-root node {n} with one child");
