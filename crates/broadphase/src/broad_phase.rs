@@ -249,6 +249,8 @@ pub enum Algorithm {
     /// PhysX's multi-box pruning, with regions ([`crate::Mbp`]; with no set-up it derives its
     /// regions from the boxes).
     Mbp,
+    /// Jolt's 4-wide AABB trees, one per broad-phase layer ([`crate::QuadTree`]).
+    QuadTree,
     /// Uniform-grid spatial subdivision, GPU Gems 3 chapter 32 ([`crate::Grid`]).
     Grid,
 }
@@ -260,6 +262,7 @@ impl Algorithm {
         Algorithm::Abp,
         Algorithm::Sap,
         Algorithm::Mbp,
+        Algorithm::QuadTree,
         Algorithm::Grid,
     ];
 
@@ -271,6 +274,7 @@ impl Algorithm {
             Algorithm::Abp => "abp",
             Algorithm::Sap => "sap",
             Algorithm::Mbp => "mbp",
+            Algorithm::QuadTree => "quadtree",
             Algorithm::Grid => "grid",
         }
     }
@@ -419,6 +423,7 @@ pub fn new(algorithm: Algorithm, config: Config) -> Box<dyn BroadPhase> {
         Algorithm::Abp => Box::new(crate::Abp::new(config)),
         Algorithm::Sap => Box::new(crate::Sap::new(config)),
         Algorithm::Mbp => Box::new(crate::Mbp::new(config)),
+        Algorithm::QuadTree => Box::new(crate::QuadTree::new(config)),
         Algorithm::Grid => Box::new(crate::Grid::new(config)),
     }
 }

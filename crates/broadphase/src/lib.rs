@@ -31,6 +31,7 @@
 //! | [`Grid`] | boxes of similar size, most of them moving (particles, debris, crowds); a few oversized boxes go to coarser levels |
 //! | [`Sap`] | most objects rest (sleeping bodies, level geometry) and few come and go |
 //! | [`Mbp`] | many objects move in a world you can bound: regions you choose (PhysX's grid over world bounds, Unreal's set-up) or derived from the boxes; objects outside every region are reported out of bounds |
+//! | [`QuadTree`] | large worlds queried often (rays, boxes, nearest), levels loaded in batches, many fixed proxies |
 //! | [`BruteForce`] | a few hundred objects at most, or as a reference in tests |
 //!
 //! # Features
@@ -56,6 +57,7 @@ mod id;
 mod mbp;
 mod pairs;
 mod prune;
+mod quadtree;
 pub mod query;
 pub mod radix;
 mod sap;
@@ -75,6 +77,7 @@ pub use id::{Pair, ProxyId};
 pub use mbp::{
     regions_from_bounds, Mbp, MbpSettings, MbpTuning, RegionId, RegionInfo, MAX_REGIONS,
 };
+pub use quadtree::{QuadTree, QuadTreeSettings, QueryStats};
 pub use query::{CastHit, Obb, Ray, RayHit};
 pub use sap::{Sap, SapSettings};
 

@@ -9,6 +9,7 @@
 //!
 //! Every operation is amortised O(1) per pair; `finish` reads the whole array once.
 
+use crate::radix::RadixSorter;
 use crate::{Pair, PairEvents, ProxyId};
 
 /// Set on a pair first added during the current update.
@@ -95,6 +96,56 @@ pub(crate) fn cancel_common(a: &mut Vec<u64>, b: &mut Vec<u64>) {
     }
     a.truncate(wa);
     b.truncate(wb);
+}
+
+/// Sorts pair keys for [`diff_pairs`]: two stable radix sorts of 32-bit halves (the larger
+/// slot, then the smaller), keeping its buffers between calls.
+#[derive(Clone, Debug)]
+pub(crate) struct KeySorter {
+    sorter: RadixSorter,
+    half: Vec<u32>,
+    order: Vec<u32>,
+    out: Vec<u64>,
+}
+
+impl Default for KeySorter {
+    fn default() -> Self {
+        Self {
+            // Slots are below 2^24: two 12-bit digits per half.
+            sorter: RadixSorter::new(12).unwrap_or_default(),
+            half: Vec::new(),
+            order: Vec::new(),
+            out: Vec::new(),
+        }
+    }
+}
+
+impl KeySorter {
+    /// Sorts `keys` ascending.
+    pub(crate) fn sort(&mut self, keys: &mut Vec<u64>) {
+        if keys.len() < 1024 {
+            keys.sort_unstable();
+            return;
+        }
+        self.order.clear();
+        self.order.extend(0..keys.len() as u32);
+        self.half.clear();
+        self.half.extend(keys.iter().map(|&k| k as u32));
+        self.sorter.sort_unchecked(&mut self.half, &mut self.order);
+        self.half.clear();
+        self.half
+            .extend(self.order.iter().map(|&i| (keys[i as usize] >> 32) as u32));
+        self.sorter.sort_unchecked(&mut self.half, &mut self.order);
+        self.out.clear();
+        self.out
+            .extend(self.order.iter().map(|&i| keys[i as usize]));
+        std::mem::swap(keys, &mut self.out);
+    }
+
+    /// Heap bytes held.
+    pub(crate) fn memory_bytes(&self) -> usize {
+        (self.half.capacity() + self.order.capacity()) * 4 + self.out.capacity() * 8
+    }
 }
 
 impl PairSet {
@@ -351,6 +402,24 @@ mod tests {
 
     fn id(i: u32) -> ProxyId {
         ProxyId::from_raw_parts(i, 0)
+    }
+
+    #[test]
+    fn key_sorter_sorts() {
+        let mut s = 0x2545_F491_4F6C_DD1Du64;
+        let mut keys: Vec<u64> = (0..5000)
+            .map(|_| {
+                s ^= s << 13;
+                s ^= s >> 7;
+                s ^= s << 17;
+                let (a, b) = ((s & 0xff_ffff) as u32, ((s >> 24) & 0xff_ffff) as u32);
+                pair_key(a, b)
+            })
+            .collect();
+        let mut want = keys.clone();
+        want.sort_unstable();
+        KeySorter::default().sort(&mut keys);
+        assert_eq!(keys, want);
     }
 
     proptest! {

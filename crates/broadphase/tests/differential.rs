@@ -315,3 +315,39 @@ fn mbp_with_added_regions_covering_everything_matches_brute_force() {
         },
     );
 }
+
+#[test]
+fn quadtree_matches_brute_force() {
+    check(Algorithm::QuadTree);
+}
+
+#[test]
+fn quadtree_with_every_maintenance_matches_brute_force() {
+    // Two layer groups (four trees), Jolt's partial rebuild at every bulk update, and a
+    // rebuild from scratch whenever a walk costs more than after the last build: the paths
+    // the defaults take only in long runs.
+    let settings = broadphase::QuadTreeSettings {
+        layer_groups: vec![
+            broadphase::LayerMask::of(broadphase::Layer(1)),
+            broadphase::LayerMask::ALL,
+        ],
+        rebuild_depth: 3,
+        rebuild_cost: 0.0,
+    };
+    testing::check_algorithm_with(
+        || {
+            Box::new(
+                broadphase::QuadTree::with_settings(
+                    Config::default().with_parallel(false),
+                    settings.clone(),
+                )
+                .expect("valid settings"),
+            )
+        },
+        &testing::CheckOptions {
+            small_cases: 600,
+            large_cases: 300,
+            crowd_cases: 24,
+        },
+    );
+}
