@@ -110,15 +110,21 @@ pub fn ray_aabb(ray: &Ray, max_t: f32, aabb: &Aabb) -> Option<f32> {
     Some(t0)
 }
 
-/// The squared distance from `p` to `aabb` (0 inside).
+/// The squared distance from `p` to `aabb` (0 inside), in `f64`: squares of `f32` gaps
+/// overflow `f32` beyond about 1.8e19, but never `f64`, so every finite input ranks exactly.
 #[must_use]
-pub fn distance_squared(p: [f32; 3], aabb: &Aabb) -> f32 {
-    let mut d2 = 0.0f32;
+pub fn distance_squared(p: [f32; 3], aabb: &Aabb) -> f64 {
+    let mut d2 = 0.0f64;
     for i in 0..3 {
-        let e = if p[i] < aabb.min[i] {
-            aabb.min[i] - p[i]
-        } else if p[i] > aabb.max[i] {
-            p[i] - aabb.max[i]
+        let (x, lo, hi) = (
+            f64::from(p[i]),
+            f64::from(aabb.min[i]),
+            f64::from(aabb.max[i]),
+        );
+        let e = if x < lo {
+            lo - x
+        } else if x > hi {
+            x - hi
         } else {
             0.0
         };
@@ -127,10 +133,12 @@ pub fn distance_squared(p: [f32; 3], aabb: &Aabb) -> f32 {
     d2
 }
 
-/// Whether the ball of `radius` around `center` touches `aabb`.
+/// Whether the ball of `radius` around `center` touches `aabb` (in `f64`, as
+/// [`distance_squared`]).
 #[must_use]
 pub fn sphere_aabb(center: [f32; 3], radius: f32, aabb: &Aabb) -> bool {
-    distance_squared(center, aabb) <= radius * radius
+    let r = f64::from(radius);
+    distance_squared(center, aabb) <= r * r
 }
 
 /// The first time `t` in `[0, 1]` at which `moving`, translated by `t * motion`, overlaps
@@ -553,7 +561,7 @@ pub(crate) fn nearest(
     let volume = f64::from(ext[0]) * f64::from(ext[1]) * f64::from(ext[2]);
     let n = store.len().max(1) as f64;
     let mut r = ((volume * k as f64 / n).cbrt() as f32 * 0.5).max(f32::MIN_POSITIVE);
-    let mut found: Vec<(f32, ProxyId)> = Vec::new();
+    let mut found: Vec<(f64, ProxyId)> = Vec::new();
     loop {
         let cube = Aabb::point(p).inflated(r);
         let covers_world = !cube.is_valid() || cube.contains(&world);
@@ -568,12 +576,16 @@ pub(crate) fn nearest(
             ControlFlow::Continue(())
         });
         found.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-        // With r² infinite, boxes whose distance overflows would count as inside: search on
-        // until the cube covers the world instead.
-        let enough = found.len() >= k && found[k - 1].0 <= r * r && (r * r).is_finite();
+        // Once r itself overflows, the cube covers the world and the search ends.
+        let r2 = f64::from(r) * f64::from(r);
+        let enough = found.len() >= k && found[k - 1].0 <= r2 && r2.is_finite();
         if enough || covers_world {
             found.truncate(k);
-            return Ok(found.into_iter().map(|(d2, id)| (id, d2.sqrt())).collect());
+            // Distances beyond f32::MAX (boxes near opposite ends of the f32 range) read inf.
+            return Ok(found
+                .into_iter()
+                .map(|(d2, id)| (id, d2.sqrt() as f32))
+                .collect());
         }
         r *= 2.0;
     }
@@ -705,6 +717,24 @@ mod tests {
         assert_eq!(box_cast_aabb(&mover, [4.0, 0.0, 0.0], &b), Some(0.5));
         assert_eq!(box_cast_aabb(&mover, [1.0, 0.0, 0.0], &b), None);
         assert_eq!(box_cast_aabb(&b, [0.0; 3], &b), Some(0.0));
+    }
+
+    /// Found by the `differential` fuzz target: a sphere 1.7e38 away from a box, of radius
+    /// 1.7e35, squared both distances to infinity in `f32` and touched the box.
+    #[test]
+    fn far_spheres_and_distances_do_not_overflow() {
+        let b = Aabb::new([-58.5, 0.0, 0.0], [-58.0, 2.5, 2.0]);
+        assert!(!sphere_aabb(
+            [-58.5, -27.0, -1.701_879e38],
+            1.663_879_2e35,
+            &b
+        ));
+        assert!(sphere_aabb([0.0, 0.0, -1.0e38], 1.0e38, &b));
+        // Far boxes still rank by their distance, not by id.
+        let near = Aabb::new([1e30; 3], [1e30; 3]);
+        let far = Aabb::new([3e38; 3], [3e38; 3]);
+        assert!(distance_squared([-3e38; 3], &near) < distance_squared([-3e38; 3], &far));
+        assert!(distance_squared([-3e38; 3], &far).is_finite());
     }
 
     #[test]

@@ -67,6 +67,67 @@ fn first_hit_query_with_a_nan_box_fails_on_both_sides() {
     }
 }
 
+/// Found by the `differential` fuzz target: a sphere far beyond a box with a huge radius (both
+/// squares overflow `f32`) and a nearest query; every algorithm must answer as BruteForce, and
+/// BruteForce must not report the box.
+#[test]
+fn far_sphere_with_a_huge_radius_misses_on_every_algorithm() {
+    use broadphase::testing::{check_sequence, Op, Query};
+    use broadphase::{Aabb, BroadPhase, Group, Layer, LayerMask, ProxyDesc};
+    let desc = |fixed: bool, layer: u8| ProxyDesc {
+        layer: Layer(layer),
+        group: Group(3),
+        ..if fixed {
+            ProxyDesc::fixed()
+        } else {
+            ProxyDesc::dynamic()
+        }
+    };
+    let ops = [
+        Op::Insert(
+            Aabb::new([-58.5, 0.0, 0.0], [-58.0, 2.5, 2.0]),
+            desc(true, 1),
+        ),
+        Op::Update,
+        Op::Query(Query::Sphere(
+            [-58.5, -27.0, -1.701_879e38],
+            1.663_879_2e35,
+            LayerMask(11),
+        )),
+        Op::Insert(
+            Aabb::new([-39.0, -58.5, 17.0], [-36.5, -57.0, 17.5]),
+            desc(false, 1),
+        ),
+        Op::Query(Query::Nearest([27.0, -58.5, 0.0], 2, LayerMask(11))),
+        Op::Update,
+        Op::Query(Query::Nearest([0.0, 0.0, 3.0e38], 2, LayerMask::ALL)),
+    ];
+    for &algorithm in Algorithm::ALL {
+        let make = || broadphase::new(algorithm, Config::default());
+        assert_eq!(check_sequence(&make, &ops), Ok(()), "{algorithm:?}");
+    }
+    let mut brute = broadphase::BruteForce::new(Config::default());
+    brute
+        .insert(
+            Aabb::new([-58.5, 0.0, 0.0], [-58.0, 2.5, 2.0]),
+            desc(true, 1),
+        )
+        .expect("valid box");
+    let mut hits = 0;
+    brute
+        .query_sphere(
+            [-58.5, -27.0, -1.701_879e38],
+            1.663_879_2e35,
+            LayerMask::ALL,
+            &mut |_| {
+                hits += 1;
+                std::ops::ControlFlow::Continue(())
+            },
+        )
+        .expect("valid sphere");
+    assert_eq!(hits, 0);
+}
+
 #[allow(clippy::expect_used)] // a test helper: invalid settings are a bug of the test
 fn grid(settings: broadphase::GridSettings, config: Config) -> Box<dyn broadphase::BroadPhase> {
     Box::new(broadphase::Grid::with_settings(config, settings).expect("valid settings"))
