@@ -1,5 +1,6 @@
-//! The cost of one frame of broad phase, single-threaded: `broadphase`'s Abp against parry3d's
-//! BVH driven the way rapier drives it (see `common/yardstick.rs`).
+//! The cost of one frame of broad phase, single-threaded: every `broadphase` algorithm with its
+//! defaults (Abp, Sap, Mbp, QuadTree, Grid) against parry3d's BVH driven the way rapier drives
+//! it (see `common/yardstick.rs`).
 //!
 //! ```text
 //! cargo bench -p broadphase-lab --bench frame                      # every scene, full size
@@ -40,18 +41,26 @@ type Make = fn(&Scene) -> Box<dyn Contender>;
 
 /// The contenders, by the name that ends their bench id.
 const CONTENDERS: &[(&str, Make)] = &[
-    ("abp", |scene| {
-        Box::new(BroadPhaseContender::new(
-            Algorithm::Abp,
-            Config::default(),
-            scene,
-        ))
-    }),
+    ("abp", |scene| algorithm(Algorithm::Abp, scene)),
+    ("sap", |scene| algorithm(Algorithm::Sap, scene)),
+    ("mbp", |scene| algorithm(Algorithm::Mbp, scene)),
+    ("quadtree", |scene| algorithm(Algorithm::QuadTree, scene)),
+    ("grid", |scene| algorithm(Algorithm::Grid, scene)),
     // rapier's settings: what a rapier user pays (less its pair-map bookkeeping).
     ("parry3d_bvh", |scene| parry(Mode::Rapier, scene)),
     // The same tree reporting every overlap each frame: the same output as Abp.
     ("parry3d_bvh_exact", |scene| parry(Mode::Exact, scene)),
 ];
+
+/// A `broadphase` algorithm with its defaults (every one of them gets the same single-thread
+/// pool in `frame`).
+fn algorithm(algorithm: Algorithm, scene: &Scene) -> Box<dyn Contender> {
+    Box::new(BroadPhaseContender::new(
+        algorithm,
+        Config::default(),
+        scene,
+    ))
+}
 
 /// Frames of the yardstick checked against Abp before timing.
 const CHECK_FRAMES: usize = 3;
@@ -93,7 +102,7 @@ fn frame(c: &mut Criterion) {
 
 criterion_group! {
     name = benches;
-    // Modest sampling: the whole bench takes a few minutes on two cores.
+    // Modest sampling: the whole bench takes about ten minutes on two cores.
     config = Criterion::default()
         .sample_size(20)
         .warm_up_time(Duration::from_secs(2))

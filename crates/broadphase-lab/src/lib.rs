@@ -5,3 +5,4 @@ pub mod regions;
 pub mod run;
 pub mod scene_file;
 pub mod scenes;
+pub mod tree;

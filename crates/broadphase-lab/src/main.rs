@@ -4,14 +4,15 @@
 //! each against `BruteForce` and prints a timing table. `bplab run --help` lists the knobs.
 
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use broadphase::Algorithm;
-use std::sync::Arc;
 
 use broadphase_lab::regions::{self, RegionOptions};
 use broadphase_lab::run::{self, RunOptions, Verdict, VERIFY_ALL_UP_TO};
 use broadphase_lab::scene_file;
 use broadphase_lab::scenes::SceneKind;
+use broadphase_lab::tree::{self, TreeOptions};
 use clap::{Args, Parser, Subcommand};
 
 #[derive(Parser, Debug)]
@@ -31,6 +32,8 @@ enum Command {
     Run(RunArgs),
     /// Lay a scene out in Mbp's regions and draw them as an SVG picture.
     Regions(RegionArgs),
+    /// Build a scene into a QuadTree, run it, and write the trees as Graphviz DOT.
+    Tree(TreeArgs),
     /// List the scenes and algorithms.
     List,
     /// GPU Gems 3 chapter 32's lab: brute force, sort and sweep and the grid side by side.
@@ -63,6 +66,31 @@ struct RegionArgs {
     frames: u32,
     /// Where to write the SVG picture.
     #[arg(long, default_value = "regions.svg")]
+    out: std::path::PathBuf,
+}
+
+#[derive(Args, Debug)]
+struct TreeArgs {
+    /// The scene (see `bplab list`).
+    #[arg(long, default_value = "grid")]
+    scene: SceneKind,
+    /// Number of boxes.
+    #[arg(long, default_value_t = 2_000, value_parser = clap::value_parser!(u32).range(1..=16_777_216))]
+    n: u32,
+    /// Seed of the scene.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Insert the boxes one call at a time (Jolt's deep-chain case) instead of as one batch.
+    #[arg(long)]
+    one_by_one: bool,
+    /// Frames to run after the first update, before dumping.
+    #[arg(long, default_value_t = 0)]
+    frames: u32,
+    /// Box probes (half-size 5) whose work is reported.
+    #[arg(long, default_value_t = 1_000)]
+    probes: u32,
+    /// Where to write the DOT graph (render with `dot -Tsvg tree.dot -o tree.svg`).
+    #[arg(long, default_value = "tree.dot")]
     out: std::path::PathBuf,
 }
 
@@ -125,6 +153,7 @@ fn main() -> ExitCode {
         Command::Run(args) => run_command(args),
         Command::Lab(args) => broadphase_lab::lab::command(&args),
         Command::Regions(args) => regions_command(&args),
+        Command::Tree(args) => tree_command(&args),
         Command::List => {
             println!("scenes:");
             for s in SceneKind::ALL {
@@ -160,19 +189,45 @@ fn regions_command(args: &RegionArgs) -> ExitCode {
     match regions::regions(&opts) {
         Ok((svg, table)) => {
             print!("{table}");
-            match std::fs::write(&args.out, svg) {
-                Ok(()) => {
-                    println!("picture written to {}", args.out.display());
-                    ExitCode::SUCCESS
-                }
-                Err(e) => {
-                    eprintln!("bplab: cannot write {}: {e}", args.out.display());
-                    ExitCode::FAILURE
-                }
-            }
+            write_output(&args.out, &svg, "picture")
         }
         Err(e) => {
             eprintln!("bplab: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn tree_command(args: &TreeArgs) -> ExitCode {
+    let opts = TreeOptions {
+        scene: args.scene,
+        n: args.n as usize,
+        seed: args.seed,
+        one_by_one: args.one_by_one,
+        frames: args.frames as usize,
+        probes: args.probes as usize,
+    };
+    match tree::tree(&opts) {
+        Ok((dot, report)) => {
+            print!("{report}");
+            write_output(&args.out, &dot, "tree")
+        }
+        Err(e) => {
+            eprintln!("bplab: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Writes a picture or graph the command made, and says where.
+fn write_output(path: &std::path::Path, text: &str, what: &str) -> ExitCode {
+    match std::fs::write(path, text) {
+        Ok(()) => {
+            println!("{what} written to {}", path.display());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("bplab: cannot write {}: {e}", path.display());
             ExitCode::FAILURE
         }
     }
