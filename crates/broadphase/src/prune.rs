@@ -66,12 +66,6 @@ impl EncodedBox {
     }
 }
 
-/// The inclusive overlap test on the two non-sweep axes, `[min_u, min_v, max_u, max_v]` each.
-#[inline(always)]
-pub(crate) fn uv_overlap(p: &[u32; 4], q: &[u32; 4]) -> bool {
-    (p[0] <= q[2]) & (q[0] <= p[2]) & (p[1] <= q[3]) & (q[1] <= p[3])
-}
-
 /// Boxes sorted by `min_x`, structure-of-arrays, each with a slot id and a caller's tag.
 #[derive(Clone, Debug)]
 pub(crate) struct BoxList {
@@ -168,6 +162,41 @@ impl BoxList {
     #[inline]
     pub(crate) fn min_x(&self, i: usize) -> u32 {
         unsigned(self.min_x[i])
+    }
+
+    /// Calls `hit(i)` for each box `i` in `range` that overlaps `uv` (encoded `[min_u, min_v,
+    /// max_u, max_v]`, inclusive) on the two other axes and whose sweep-axis maximum (encoded)
+    /// passes `keep_max`. The range's arrays are cut once and streamed in order: no bounds test
+    /// and no gather per box, which is what Sap's walks over resting boxes need.
+    #[inline]
+    pub(crate) fn for_each_uv_overlap(
+        &self,
+        range: Range<usize>,
+        uv: &[u32; 4],
+        keep_max: impl Fn(u32) -> bool,
+        mut hit: impl FnMut(usize),
+    ) {
+        let q = uv.map(signed);
+        let r = range.clone();
+        let boxes = self.min_u[r.clone()]
+            .iter()
+            .zip(&self.min_v[r.clone()])
+            .zip(&self.max_u[r.clone()])
+            .zip(&self.max_v[r.clone()])
+            .zip(&self.max_x[r]);
+        let q = q.map(i64::from);
+        for (k, ((((&min_u, &min_v), &max_u), &max_v), &max_x)) in boxes.enumerate() {
+            // The four inclusive tests as one sign: each gap is >= 0 exactly when its test
+            // holds (in i64, no overflow). One branch, rarely taken, instead of four that the
+            // compiler would otherwise emit and the CPU mispredict.
+            let gaps = (q[2] - i64::from(min_u))
+                | (i64::from(max_u) - q[0])
+                | (q[3] - i64::from(min_v))
+                | (i64::from(max_v) - q[1]);
+            if gaps >= 0 && keep_max(unsigned(max_x)) {
+                hit(range.start + k);
+            }
+        }
     }
 
     /// The sweep-axis minima in [`signed`] form, in list order, followed by sentinels above
@@ -839,6 +868,34 @@ mod tests {
             let set: BTreeSet<(u32, u32)> = found.iter().copied().collect();
             prop_assert_eq!(set.len(), found.len(), "a pair was reported twice");
             prop_assert_eq!(set, naive(&items, &items));
+        }
+
+        #[test]
+        fn uv_overlaps_in_a_range_match_the_plain_test(
+            all in crowded(),
+            probe in crowded(),
+            from in 0usize..120,
+            len in 0usize..120,
+            limit in -8i32..8,
+        ) {
+            let items: Vec<(usize, Aabb)> = all.into_iter().enumerate().collect();
+            let list = sorted_list(&items);
+            let Some(q) = probe.first().map(|b| EncodedBox::new(b, AXES)) else {
+                return Ok(());
+            };
+            let from = from.min(list.len());
+            let range = from..(from + len).min(list.len());
+            let limit = encode(limit as f32 * 0.5);
+            let mut got = Vec::new();
+            list.for_each_uv_overlap(range.clone(), &q.uv, |m| m <= limit, |i| got.push(i));
+            let want: Vec<usize> = range
+                .filter(|&i| {
+                    let p = list.uv(i);
+                    let uv = (p[0] <= q.uv[2]) & (q.uv[0] <= p[2]) & (p[1] <= q.uv[3]) & (q.uv[1] <= p[3]);
+                    uv & (list.max_x(i) <= limit)
+                })
+                .collect();
+            prop_assert_eq!(got, want);
         }
 
         #[test]

@@ -6,7 +6,7 @@ use std::mem;
 use std::ops::Range;
 
 use crate::pairs::pair_key;
-use crate::prune::{signed, uv_overlap, BoxList, EncodedBox};
+use crate::prune::{signed, BoxList, EncodedBox};
 use crate::radix::RadixSorter;
 use crate::store::Store;
 
@@ -661,11 +661,9 @@ fn test_crossed(
     counts: &mut AxisCounts,
 ) {
     counts.crossed += range.len() as u64;
-    for i in range {
-        if uv_overlap(&new.uv, &list.uv(i)) & own(list.max_x(i)) {
-            asleep_hit(new.slot(), list.id(i), sh, created);
-        }
-    }
+    list.for_each_uv_overlap(range, &new.uv, own, |i| {
+        asleep_hit(new.slot(), list.id(i), sh, created);
+    });
 }
 
 /// A mover overlaps an asleep entry: report it unless the entry is stale.
