@@ -79,8 +79,9 @@ pub(crate) struct BoxList {
     max_v: Vec<i32>,
     ids: Vec<u32>,
     tags: Vec<u32>,
-    /// At least the largest sweep-axis extent of a box in the list: a query over `[lo, hi]`
-    /// needs only the boxes with `min_x` in `[lo - max_width, hi]`.
+    /// At least the largest sweep-axis extent of a box in the list (exact after a push or
+    /// after the widest box left; an upper bound otherwise): a query over `[lo, hi]` needs
+    /// only the boxes with `min_x` in `[lo - max_width, hi]`.
     max_width: f64,
 }
 
@@ -381,19 +382,33 @@ impl BoxList {
     /// Keeps the boxes whose id passes `keep`, in order.
     pub(crate) fn retain(&mut self, keep: impl Fn(u32) -> bool) {
         let n = self.ids.len();
-        let mut w = 0;
-        self.max_width = 0.0;
-        for r in 0..n {
-            if keep(self.ids[r]) {
-                self.max_width = self.max_width.max(width(self.min_x[r], self.max_x[r]));
-                self.move_within(w, r);
-                w += 1;
+        // Boxes before the first one to drop stay where they are.
+        let Some(first) = self.ids.iter().position(|&id| !keep(id)) else {
+            return;
+        };
+        let mut w = first;
+        let mut widest_left = false;
+        for r in first..n {
+            let kept = keep(self.ids[r]);
+            // Copied whether kept or not (the next kept box overwrites a dropped one): no
+            // branch on `kept`, which is as unpredictable as the moves of a frame.
+            self.move_within(w, r);
+            if !kept {
+                widest_left |= width(self.min_x[r], self.max_x[r]) >= self.max_width;
             }
+            w += usize::from(kept);
         }
         self.truncate_keys(w);
         self.ids.truncate(w);
         self.tags.truncate(w);
         self.pad();
+        // `max_width` stays an upper bound when a narrower box leaves; only when the widest
+        // may have left is it measured again.
+        if widest_left {
+            self.max_width = (0..w)
+                .map(|i| width(self.min_x[i], self.max_x[i]))
+                .fold(0.0, f64::max);
+        }
     }
 
     /// Merges the sorted `other` into this sorted list, in place from the back. On equal keys
