@@ -388,13 +388,18 @@ impl BoxList {
         };
         let mut w = first;
         let mut widest_left = false;
+        // Measuring the boxes that leave costs one width each; past an eighth of the list,
+        // measuring those that stay afterwards is no dearer, so the bound is simply redone.
+        let (mut dropped, measure_up_to) = (0usize, n / 8);
         for r in first..n {
             let kept = keep(self.ids[r]);
             // Copied whether kept or not (the next kept box overwrites a dropped one): no
             // branch on `kept`, which is as unpredictable as the moves of a frame.
             self.move_within(w, r);
-            if !kept {
-                widest_left |= width(self.min_x[r], self.max_x[r]) >= self.max_width;
+            if !kept && !widest_left {
+                dropped += 1;
+                widest_left = dropped > measure_up_to
+                    || width(self.min_x[r], self.max_x[r]) >= self.max_width;
             }
             w += usize::from(kept);
         }
