@@ -28,7 +28,7 @@
 //! | algorithm | use it when |
 //! |---|---|
 //! | [`Abp`] | the default: many objects move, objects come and go, no set-up |
-//! | [`Grid`] | boxes of similar size, most of them moving (particles, debris, crowds); a few oversized boxes go to coarser levels |
+//! | [`Grid`] | experiments with GPU Gems 3's uniform grid (cell size, radix width, schedules); on the CPU, [`Abp`] is faster on every scene measured so far |
 //! | [`Sap`] | most objects rest (sleeping bodies, level geometry) and few come and go |
 //! | [`Mbp`] | many objects move in a world you can bound: regions you choose (PhysX's grid over world bounds, Unreal's set-up) or derived from the boxes; objects outside every region are reported out of bounds |
 //! | [`QuadTree`] | large worlds queried often (rays, boxes, nearest), levels loaded in batches, many fixed proxies |
