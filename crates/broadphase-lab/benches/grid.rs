@@ -77,21 +77,7 @@ fn grid(c: &mut Criterion) {
         }
         for &(name, threads, make) in CONTENDERS {
             let pool = &pools[threads - 1];
-            // Built on the first call, which criterion makes only when the id passes the
-            // filter, and outside `iter_custom`, so set-up never counts as frame time.
-            let mut state: Option<(Scene, Box<dyn Contender>)> = None;
-            group.bench_function(name, |b| {
-                let (scene, contender) = state.get_or_insert_with(|| {
-                    pool.install(|| {
-                        let scene = spec.build();
-                        let contender = make(&scene);
-                        (scene, contender)
-                    })
-                });
-                b.iter_custom(|iters| {
-                    pool.install(|| common::time_frames(scene, contender.as_mut(), iters))
-                });
-            });
+            common::bench_frame(&mut group, name, pool, spec, make);
         }
         group.finish();
     }

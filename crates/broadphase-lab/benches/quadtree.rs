@@ -250,19 +250,7 @@ fn frame(c: &mut Criterion) {
     for spec in SCENES.iter().map(|s| s.scaled()) {
         let mut group = c.benchmark_group(format!("qt_frame/{}", spec.label()));
         for &(name, make) in FRAME_CONTENDERS {
-            let mut state: Option<(Scene, Box<dyn Contender>)> = None;
-            group.bench_function(name, |b| {
-                let (scene, contender) = state.get_or_insert_with(|| {
-                    pool.install(|| {
-                        let scene = spec.build();
-                        let contender = make(&scene);
-                        (scene, contender)
-                    })
-                });
-                b.iter_custom(|iters| {
-                    pool.install(|| common::time_frames(scene, contender.as_mut(), iters))
-                });
-            });
+            common::bench_frame(&mut group, name, &pool, spec, make);
         }
         group.finish();
     }

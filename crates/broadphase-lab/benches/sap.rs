@@ -72,19 +72,8 @@ fn frames(c: &mut Criterion) {
             .chain(no_sleep)
             .chain(["parry3d_bvh"]);
         for name in names {
-            // Built on the first call (only when the id passes the filter), outside the timing.
-            let mut state: Option<(Scene, Box<dyn Contender>)> = None;
-            group.bench_function(name, |b| {
-                let (scene, contender) = state.get_or_insert_with(|| {
-                    pool.install(|| {
-                        let scene = spec.build();
-                        let contender = contender(name, &scene);
-                        (scene, contender)
-                    })
-                });
-                b.iter_custom(|iters| {
-                    pool.install(|| common::time_frames(scene, contender.as_mut(), iters))
-                });
+            common::bench_frame(&mut group, name, &pool, spec, |scene| {
+                contender(name, scene)
             });
         }
         group.finish();

@@ -356,10 +356,10 @@ impl PairSet {
     }
 }
 
-/// Diffs one part of the pair set (a column, a grid bucket): `old` (last update's keys, sorted)
-/// against `found` (this update's, sorted, each with a changed proxy). Pairs found again or with no changed proxy stay (into `out`);
-/// pairs found for the first time are created candidates; pairs with a changed proxy that were
-/// not found again are deleted candidates.
+/// Diffs one part of the pair set (a cell, a grid bucket, a tree): `old` (last update's keys,
+/// sorted) against `found` (this update's, sorted, each with a changed proxy). Pairs found
+/// again or with no changed proxy stay (into `out`); pairs found for the first time are created
+/// candidates; pairs with a changed proxy that were not found again are deleted candidates.
 pub(crate) fn diff_pairs(
     old: &[u64],
     found: &[u64],

@@ -11,6 +11,8 @@ use std::time::{Duration, Instant};
 
 use broadphase::{Algorithm, BroadPhase, Config, ProxyId};
 use broadphase_lab::scenes::{Frame, Scene, SceneKind};
+use criterion::measurement::WallTime;
+use criterion::BenchmarkGroup;
 
 /// The seed of every bench scene: each contender sees the same boxes and the same motion.
 pub const SEED: u64 = 42;
@@ -110,6 +112,30 @@ pub fn time_frames<C: Contender + ?Sized>(
         black_box(out);
     }
     total
+}
+
+/// Benches one contender's frame as `name` in `group`. The scene and the contender are built
+/// on the first call, which criterion makes only when the id passes the filter, under `pool` and
+/// outside the timing, so set-up never counts as frame time; each sample then times frames with
+/// [`time_frames`] under `pool`, stepping the same scene on.
+pub fn bench_frame(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    name: &str,
+    pool: &rayon::ThreadPool,
+    spec: SceneSpec,
+    make: impl Fn(&Scene) -> Box<dyn Contender> + Sync,
+) {
+    let mut state: Option<(Scene, Box<dyn Contender>)> = None;
+    group.bench_function(name, |b| {
+        let (scene, contender) = state.get_or_insert_with(|| {
+            pool.install(|| {
+                let scene = spec.build();
+                let contender = make(&scene);
+                (scene, contender)
+            })
+        });
+        b.iter_custom(|iters| pool.install(|| time_frames(scene, contender.as_mut(), iters)));
+    });
 }
 
 /// A `broadphase` algorithm driven through the [`BroadPhase`] trait, its objects keyed by scene

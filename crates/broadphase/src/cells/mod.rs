@@ -31,7 +31,7 @@ pub(crate) mod grid;
 
 use std::ops::ControlFlow;
 
-use crate::pairs::{key_slots, pair_key};
+use crate::pairs::{cancel_common, diff_pairs, pair_key};
 use crate::prune::{bipartite, complete, BoxList, EncodedBox};
 use crate::radix::RadixSorter;
 use crate::Aabb;
@@ -686,70 +686,6 @@ fn merge_arrivals(list: &mut BoxList, arrivals: &mut BoxList) {
         list.shrink();
     }
     arrivals.clear();
-}
-
-/// Diffs a cell's pairs: `old` (last update's, sorted) against `found` (this update's, sorted,
-/// each with a changed proxy). Pairs found again or with no changed proxy stay (into `out`);
-/// pairs found for the first time are created candidates; pairs with a changed proxy that were
-/// not found again are deleted candidates.
-fn diff_pairs(
-    old: &[u64],
-    found: &[u64],
-    changed: impl Fn(u32) -> bool,
-    out: &mut Vec<u64>,
-    created: &mut Vec<u64>,
-    deleted: &mut Vec<u64>,
-) {
-    out.clear();
-    let (mut i, mut j) = (0, 0);
-    // No real key is u64::MAX (slots are below 2^24): it stands for "list exhausted".
-    while i < old.len() || j < found.len() {
-        let o = old.get(i).copied().unwrap_or(u64::MAX);
-        let f = found.get(j).copied().unwrap_or(u64::MAX);
-        if o == f {
-            out.push(o);
-            i += 1;
-            j += 1;
-        } else if o < f {
-            let (a, b) = key_slots(o);
-            if changed(a) || changed(b) {
-                deleted.push(o);
-            } else {
-                out.push(o);
-            }
-            i += 1;
-        } else {
-            created.push(f);
-            out.push(f);
-            j += 1;
-        }
-    }
-}
-
-/// Removes the keys present in both sorted lists from both.
-fn cancel_common(a: &mut Vec<u64>, b: &mut Vec<u64>) {
-    if a.is_empty() || b.is_empty() {
-        return;
-    }
-    let (mut i, mut j, mut wa, mut wb) = (0, 0, 0, 0);
-    while i < a.len() || j < b.len() {
-        let x = a.get(i).copied().unwrap_or(u64::MAX);
-        let y = b.get(j).copied().unwrap_or(u64::MAX);
-        if x == y {
-            i += 1;
-            j += 1;
-        } else if x < y {
-            a[wa] = x;
-            wa += 1;
-            i += 1;
-        } else {
-            b[wb] = y;
-            wb += 1;
-            j += 1;
-        }
-    }
-    a.truncate(wa);
-    b.truncate(wb);
 }
 
 /// The parallel loops, with rayon or without.
