@@ -11,6 +11,7 @@
 
 use std::ops::ControlFlow;
 
+use crate::encode::{decode, encode_at_least, encode_at_most};
 use crate::store::Store;
 use crate::{Aabb, Error, LayerMask, ProxyId};
 
@@ -307,38 +308,45 @@ pub(crate) trait SpatialIndex {
     }
 }
 
-/// The bounds of the part of `ray` with `t` in `[0, max_t]` that lies in `world`.
+/// Bounds holding the part of `ray` with `t` in `[0, max_t]` that lies in `world`: every box in
+/// `world` that [`ray_aabb`] hits overlaps them.
+///
+/// The ends are found in `f64` and widened by a few `f32` ulps, then rounded outwards: in `f32`,
+/// `origin + t * dir` at the exit can round to just short of a box lying on the world's border
+/// (found by the differential fuzz target), and `ray_aabb`'s own `f32` rounding may accept a box
+/// a hair beyond `max_t`. A wider box only adds candidates, which the exact test then rejects.
 pub(crate) fn segment_bounds(ray: &Ray, max_t: f32, world: &Aabb) -> Option<Aabb> {
-    let t_in = ray_aabb(ray, max_t, world)?;
-    // The exit: the smallest slab exit, capped by max_t.
-    let mut t_out = max_t;
+    ray_aabb(ray, max_t, world)?;
+    let (mut t_in, mut t_out) = (0.0f64, f64::from(max_t));
     for i in 0..3 {
-        let d = ray.dir[i];
+        let d = f64::from(ray.dir[i]);
         if d != 0.0 {
-            let ta = (world.min[i] - ray.origin[i]) / d;
-            let tb = (world.max[i] - ray.origin[i]) / d;
+            let o = f64::from(ray.origin[i]);
+            let ta = (f64::from(world.min[i]) - o) / d;
+            let tb = (f64::from(world.max[i]) - o) / d;
+            t_in = t_in.max(ta.min(tb));
             t_out = t_out.min(ta.max(tb));
         }
     }
-    let (a, b) = (ray.at(t_in), ray.at(t_out));
-    // Rounding of `origin + t * dir` may land a hair outside: clamp to the world's bounds,
-    // which hold every box the structure could report.
-    let mut out = Aabb::new(
-        std::array::from_fn(|i| a[i].min(b[i])),
-        std::array::from_fn(|i| a[i].max(b[i])),
-    );
+    let mut out = *world;
     for i in 0..3 {
-        if ray.dir[i] == 0.0 {
+        let (o, d) = (f64::from(ray.origin[i]), f64::from(ray.dir[i]));
+        if d == 0.0 {
+            // The ray stays at its origin on this axis (inside the world's slab: it hit).
             out.min[i] = ray.origin[i];
             out.max[i] = ray.origin[i];
+            continue;
         }
-        out.min[i] = out.min[i].max(world.min[i]);
-        out.max[i] = out.max[i].min(world.max[i]);
-        if out.min[i] > out.max[i] {
-            // A sliver lost to rounding: fall back to the whole extent of the world on it.
-            out.min[i] = world.min[i];
-            out.max[i] = world.max[i];
+        // With a direction on some axis, the world's slabs make `t_out` finite.
+        let (a, b) = (o + t_in * d, o + t_out * d);
+        let slack = 8.0 * f64::from(f32::EPSILON) * (o.abs() + d.abs() * t_out.max(0.0));
+        let lo = (a.min(b) - slack).max(f64::from(world.min[i]));
+        let hi = (a.max(b) + slack).min(f64::from(world.max[i]));
+        if lo <= hi {
+            out.min[i] = decode(encode_at_most(lo));
+            out.max[i] = decode(encode_at_least(hi));
         }
+        // Else the f64 segment misses what the f32 test grazed: keep the world's extent.
     }
     Some(out)
 }
@@ -717,6 +725,39 @@ mod tests {
         assert_eq!(box_cast_aabb(&mover, [4.0, 0.0, 0.0], &b), Some(0.5));
         assert_eq!(box_cast_aabb(&mover, [1.0, 0.0, 0.0], &b), None);
         assert_eq!(box_cast_aabb(&b, [0.0; 3], &b), Some(0.0));
+    }
+
+    #[test]
+    fn segment_bounds_hold_every_box_the_ray_hits() {
+        // The exit through the world's border at z = 54: 19 * (54 / 19) rounds below 54 in f32.
+        let world = Aabb::new([0.0, 0.0, -58.5], [1.0, 2.0, 54.0]);
+        let flat = Aabb::new([0.0, 0.0, 54.0], [1.0, 0.0, 54.0]);
+        let ray = Ray::new([0.0; 3], [0.0, 0.0, 19.0]);
+        assert!(ray_aabb(&ray, 122.0, &flat).is_some());
+        let seg = segment_bounds(&ray, 122.0, &world).expect("the ray is in the world");
+        assert!(seg.overlaps(&flat), "{seg:?}");
+        assert!(world.contains(&seg));
+        // Diagonal rays through boxes spread over a large world.
+        let world = Aabb::new([-1e4; 3], [1e4; 3]);
+        for k in 0..200 {
+            let f = k as f32;
+            let ray = Ray::new(
+                [-9e3 + f, 3.0 * f, -f],
+                [1.0 + f * 0.01, 0.3, 0.7 - f * 0.005],
+            );
+            let max_t = 500.0 + 40.0 * f;
+            let Some(seg) = segment_bounds(&ray, max_t, &world) else {
+                continue;
+            };
+            for j in 0..50 {
+                let t = max_t * j as f32 / 49.0;
+                let p = ray.at(t);
+                let b = Aabb::new(p, p.map(|x| x + 0.5));
+                if world.contains(&b) && ray_aabb(&ray, max_t, &b).is_some() {
+                    assert!(seg.overlaps(&b), "ray {k}, box {j}: {seg:?} misses {b:?}");
+                }
+            }
+        }
     }
 
     /// Found by the `differential` fuzz target: a sphere 1.7e38 away from a box, of radius

@@ -128,6 +128,47 @@ fn far_sphere_with_a_huge_radius_misses_on_every_algorithm() {
     assert_eq!(hits, 0);
 }
 
+/// Found by the `differential` fuzz target: a ray whose exit from the world's bounds lies on a
+/// flat box at the border. In `f32` the exit point rounded to just short of the box, and Sap,
+/// which picks candidates from the segment's bounds, missed it.
+#[test]
+fn ray_leaving_the_world_through_a_flat_box_hits_it() {
+    use broadphase::testing::{check_sequence, Op, Query};
+    use broadphase::{Aabb, Group, Layer, LayerMask, ProxyDesc, Ray};
+    let layer = |desc: ProxyDesc, group: u32| ProxyDesc {
+        layer: Layer(1),
+        group: Group(group),
+        ..desc
+    };
+    let ops = [
+        Op::Insert(
+            Aabb::new([0.0, 0.0, 54.0], [1.0, 0.0, 54.0]),
+            layer(ProxyDesc::dynamic(), 0),
+        ),
+        Op::Update,
+        Op::Insert(
+            Aabb::new([0.0, 0.0, -58.5], [0.5, 2.0, -56.0]),
+            layer(ProxyDesc::fixed(), 2),
+        ),
+        Op::Update,
+        Op::Query(Query::Ray(
+            Ray::new([0.0; 3], [0.0, 0.0, 19.0]),
+            122.0,
+            LayerMask::ALL,
+        )),
+        Op::Query(Query::Ray(
+            Ray::new([0.3, 0.0, -100.0], [0.0, 0.0, 7.0]),
+            f32::INFINITY,
+            LayerMask::ALL,
+        )),
+        Op::Update,
+    ];
+    for &algorithm in Algorithm::ALL {
+        let make = || broadphase::new(algorithm, Config::default());
+        assert_eq!(check_sequence(&make, &ops), Ok(()), "{algorithm:?}");
+    }
+}
+
 #[allow(clippy::expect_used)] // a test helper: invalid settings are a bug of the test
 fn grid(settings: broadphase::GridSettings, config: Config) -> Box<dyn broadphase::BroadPhase> {
     Box::new(broadphase::Grid::with_settings(config, settings).expect("valid settings"))
