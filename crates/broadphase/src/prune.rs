@@ -79,8 +79,8 @@ pub(crate) struct BoxList {
     max_v: Vec<i32>,
     ids: Vec<u32>,
     tags: Vec<u32>,
-    /// At least the largest sweep-axis extent of a box in the list (exact after a push or
-    /// after the widest box left; an upper bound otherwise): a query over `[lo, hi]` needs
+    /// At least the largest sweep-axis extent of a box in the list (measured again when the
+    /// widest may have left, kept when a narrower one leaves): a query over `[lo, hi]` needs
     /// only the boxes with `min_x` in `[lo - max_width, hi]`.
     max_width: f64,
 }
@@ -177,7 +177,7 @@ impl BoxList {
         keep_max: impl Fn(u32) -> bool,
         mut hit: impl FnMut(usize),
     ) {
-        let q = uv.map(signed);
+        let q = uv.map(|k| i64::from(signed(k)));
         let r = range.clone();
         let boxes = self.min_u[r.clone()]
             .iter()
@@ -185,7 +185,6 @@ impl BoxList {
             .zip(&self.max_u[r.clone()])
             .zip(&self.max_v[r.clone()])
             .zip(&self.max_x[r]);
-        let q = q.map(i64::from);
         for (k, ((((&min_u, &min_v), &max_u), &max_v), &max_x)) in boxes.enumerate() {
             // The four inclusive tests as one sign: each gap is >= 0 exactly when its test
             // holds (in i64, no overflow). One branch, rarely taken, instead of four that the
