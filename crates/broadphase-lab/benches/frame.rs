@@ -26,7 +26,7 @@ use std::time::Duration;
 
 use broadphase::{Algorithm, Config};
 use broadphase_lab::scenes::{Scene, SceneKind};
-use common::yardstick::{self, Mode, Yardstick};
+use common::yardstick::{self, Mode};
 use common::{BroadPhaseContender, Contender, SceneSpec};
 use criterion::{criterion_group, criterion_main, Criterion};
 
@@ -47,9 +47,13 @@ const CONTENDERS: &[(&str, Make)] = &[
     ("quadtree", |scene| algorithm(Algorithm::QuadTree, scene)),
     ("grid", |scene| algorithm(Algorithm::Grid, scene)),
     // rapier's settings: what a rapier user pays (less its pair-map bookkeeping).
-    ("parry3d_bvh", |scene| parry(Mode::Rapier, scene)),
+    ("parry3d_bvh", |scene| {
+        yardstick::checked(Mode::Rapier, scene, CHECK_FRAMES)
+    }),
     // The same tree reporting every overlap each frame: the same output as Abp.
-    ("parry3d_bvh_exact", |scene| parry(Mode::Exact, scene)),
+    ("parry3d_bvh_exact", |scene| {
+        yardstick::checked(Mode::Exact, scene, CHECK_FRAMES)
+    }),
 ];
 
 /// A `broadphase` algorithm with its defaults (every one of them gets the same single-thread
@@ -64,16 +68,6 @@ fn algorithm(algorithm: Algorithm, scene: &Scene) -> Box<dyn Contender> {
 
 /// Frames of the yardstick checked against Abp before timing.
 const CHECK_FRAMES: usize = 3;
-
-fn parry(mode: Mode, scene: &Scene) -> Box<dyn Contender> {
-    let (pairs, reported) = yardstick::check_against_abp(mode, scene, CHECK_FRAMES);
-    eprintln!(
-        "yardstick check passed: {mode}, {} objects, {CHECK_FRAMES} frames; \
-         last frame: Abp holds {pairs} pairs, the yardstick reported {reported}",
-        scene.len()
-    );
-    Box::new(Yardstick::new(mode, scene))
-}
 
 fn frame(c: &mut Criterion) {
     let pool = common::single_thread_pool();

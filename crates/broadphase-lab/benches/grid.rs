@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use broadphase::{Algorithm, Config};
 use broadphase_lab::scenes::{Scene, SceneKind};
-use common::yardstick::{self, Mode, Yardstick};
+use common::yardstick::{self, Mode};
 use common::{BroadPhaseContender, Contender, SceneSpec};
 use criterion::{criterion_group, criterion_main, Criterion};
 
@@ -41,13 +41,7 @@ const CONTENDERS: &[(&str, usize, Make)] = &[
     ("abp_1t", 1, |scene| contender(Algorithm::Abp, scene)),
     ("abp_2t", 2, |scene| contender(Algorithm::Abp, scene)),
     ("parry3d_bvh", 1, |scene| {
-        let (pairs, reported) = yardstick::check_against_abp(Mode::Rapier, scene, 2);
-        eprintln!(
-            "yardstick check passed: {} objects; last frame: Abp holds {pairs} pairs, the \
-             yardstick reported {reported}",
-            scene.len()
-        );
-        Box::new(Yardstick::new(Mode::Rapier, scene))
+        yardstick::checked(Mode::Rapier, scene, 2)
     }),
 ];
 

@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use broadphase::{Aabb, Algorithm, BroadPhase, Config, Mbp, MbpSettings};
 use broadphase_lab::scenes::{Scene, SceneKind};
-use common::yardstick::{self, Mode, Yardstick};
+use common::yardstick::{self, Mode};
 use common::{BroadPhaseContender, Contender, SceneSpec};
 use criterion::{criterion_group, criterion_main, Criterion, SamplingMode};
 
@@ -51,15 +51,7 @@ const CONTENDERS: &[(&str, usize, Make)] = &[
     ("abp_t2", 2, |s| {
         checked(broadphase::new(Algorithm::Abp, Config::default()), s)
     }),
-    ("parry3d_bvh", 1, |s| {
-        let (pairs, reported) = yardstick::check_against_abp(Mode::Rapier, s, 2);
-        eprintln!(
-            "yardstick check passed: {} objects; Abp holds {pairs} pairs, the yardstick \
-             reported {reported}",
-            s.len()
-        );
-        Box::new(Yardstick::new(Mode::Rapier, s))
-    }),
+    ("parry3d_bvh", 1, |s| yardstick::checked(Mode::Rapier, s, 2)),
 ];
 
 /// The box the scene's objects stay in: its cube, plus the largest half size and the

@@ -34,7 +34,7 @@ use std::time::{Duration, Instant};
 
 use broadphase::{Aabb, BroadPhase, Config, LayerMask, ProxyDesc, QuadTree, QuadTreeSettings};
 use broadphase_lab::scenes::{Scene, SceneKind};
-use common::yardstick::{self, to_parry, Mode, Yardstick};
+use common::yardstick::{self, to_parry, Mode};
 use common::{BroadPhaseContender, Contender, SceneSpec};
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use parry3d::partitioning::{Bvh, BvhBuildStrategy};
@@ -227,22 +227,16 @@ const FRAME_CONTENDERS: &[(&str, Make)] = &[
             },
         )
     }),
-    ("parry3d_bvh", |scene| parry(Mode::Rapier, scene)),
-    ("parry3d_bvh_exact", |scene| parry(Mode::Exact, scene)),
+    ("parry3d_bvh", |scene| {
+        yardstick::checked(Mode::Rapier, scene, CHECK_FRAMES)
+    }),
+    ("parry3d_bvh_exact", |scene| {
+        yardstick::checked(Mode::Exact, scene, CHECK_FRAMES)
+    }),
 ];
 
 /// Frames of the yardstick checked against Abp before timing.
 const CHECK_FRAMES: usize = 3;
-
-fn parry(mode: Mode, scene: &Scene) -> Box<dyn Contender> {
-    let (pairs, reported) = yardstick::check_against_abp(mode, scene, CHECK_FRAMES);
-    eprintln!(
-        "yardstick check passed: {mode}, {} objects, {CHECK_FRAMES} frames; \
-         last frame: Abp holds {pairs} pairs, the yardstick reported {reported}",
-        scene.len()
-    );
-    Box::new(Yardstick::new(mode, scene))
-}
 
 /// `qt_frame`: the steady frame, as in the `frame` bench.
 fn frame(c: &mut Criterion) {

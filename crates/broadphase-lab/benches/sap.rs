@@ -93,8 +93,7 @@ fn contender(name: &str, scene: &Scene) -> Box<dyn Contender> {
         let sap = Sap::with_settings(config(), settings);
         return Box::new(BroadPhaseContender::with_broad_phase(Box::new(sap), scene));
     }
-    yardstick::check_against_abp(Mode::Rapier, scene, CHECK_FRAMES);
-    Box::new(Yardstick::new(Mode::Rapier, scene))
+    yardstick::checked(Mode::Rapier, scene, CHECK_FRAMES)
 }
 
 fn batch_insert(c: &mut Criterion) {

@@ -199,3 +199,18 @@ pub fn check_against_abp(mode: Mode, scene: &Scene, frames: usize) -> (usize, us
     }
     (want.len(), ys.pairs().len())
 }
+
+/// The yardstick in `mode` on `scene`, built after [`check_against_abp`] passed on its first
+/// `frames` frames (what the check found is printed on stderr). Set-up for a bench.
+///
+/// # Panics
+/// As [`check_against_abp`].
+pub fn checked(mode: Mode, scene: &Scene, frames: usize) -> Box<dyn Contender> {
+    let (pairs, reported) = check_against_abp(mode, scene, frames);
+    eprintln!(
+        "yardstick check passed: {mode}, {} objects, {frames} frames; \
+         last frame: Abp holds {pairs} pairs, the yardstick reported {reported}",
+        scene.len()
+    );
+    Box::new(Yardstick::new(mode, scene))
+}
