@@ -310,13 +310,7 @@ pub fn table(args: &LabArgs, results: &[LabResult]) -> String {
 
 /// `bplab lab`: runs the strategies and prints the table.
 pub fn command(args: &LabArgs) -> ExitCode {
-    let pool = match args.threads {
-        Some(t) => rayon::ThreadPoolBuilder::new()
-            .num_threads(t as usize)
-            .build(),
-        None => rayon::ThreadPoolBuilder::new().build(),
-    };
-    let pool = match pool {
+    let pool = match crate::run::thread_pool(args.threads) {
         Ok(p) => p,
         Err(e) => {
             eprintln!("bplab: cannot start worker threads: {e}");

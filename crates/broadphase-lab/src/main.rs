@@ -270,13 +270,7 @@ fn run_command(args: RunArgs) -> ExitCode {
         verify: !args.no_verify,
         file,
     };
-    let pool = match args.threads {
-        Some(t) => rayon::ThreadPoolBuilder::new()
-            .num_threads(t as usize)
-            .build(),
-        None => rayon::ThreadPoolBuilder::new().build(),
-    };
-    let pool = match pool {
+    let pool = match run::thread_pool(args.threads) {
         Ok(p) => p,
         Err(e) => {
             eprintln!("bplab: cannot start worker threads: {e}");

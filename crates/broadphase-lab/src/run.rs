@@ -386,6 +386,18 @@ fn run_one(
     })
 }
 
+/// The rayon pool a command runs in: `threads` workers, or rayon's default (one per core).
+///
+/// # Errors
+/// When the operating system refuses the threads.
+pub fn thread_pool(threads: Option<u32>) -> Result<rayon::ThreadPool, rayon::ThreadPoolBuildError> {
+    let mut builder = rayon::ThreadPoolBuilder::new();
+    if let Some(t) = threads {
+        builder = builder.num_threads(t as usize);
+    }
+    builder.build()
+}
+
 /// Runs every requested algorithm on the scene and verifies each against `BruteForce`.
 ///
 /// # Errors
