@@ -70,10 +70,7 @@ fn probes(scene: &Scene) -> Vec<Aabb> {
         (s >> 40) as f32 / (1u64 << 24) as f32
     };
     let (lo, side) = {
-        let b = (0..scene.len())
-            .map(|i| scene.aabb(i))
-            .reduce(|a, b| a.union(&b))
-            .expect("scenes are not empty");
+        let b = scene.bounds().expect("scenes are not empty");
         (b.min, scene.side())
     };
     (0..PROBES)

@@ -27,16 +27,6 @@ pub struct RegionOptions {
     pub frames: usize,
 }
 
-/// The bounds of every box of the scene at its start.
-fn scene_bounds(scene: &Scene) -> Aabb {
-    scene
-        .initial()
-        .iter()
-        .map(|(b, _)| *b)
-        .reduce(|a, b| a.union(&b))
-        .unwrap_or(Aabb::new([0.0; 3], [1.0; 3]))
-}
-
 /// Runs the scene in Mbp and returns the SVG picture and a table of the regions.
 ///
 /// # Errors
@@ -46,7 +36,7 @@ pub fn regions(opts: &RegionOptions) -> Result<(String, String), Error> {
     let mut mbp = if opts.subdivisions == 0 {
         Mbp::new(Config::default())
     } else {
-        let bounds = scene_bounds(&scene);
+        let bounds = scene.bounds().unwrap_or(Aabb::new([0.0; 3], [1.0; 3]));
         let outer_bounds = opts.outer.map(|m| {
             let mut o = bounds;
             for axis in (0..3).filter(|&a| a != opts.up) {

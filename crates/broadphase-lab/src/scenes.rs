@@ -354,6 +354,13 @@ impl Scene {
         self.descs[i]
     }
 
+    /// The box holding every object's current box, or `None` for an empty scene.
+    pub fn bounds(&self) -> Option<Aabb> {
+        (0..self.len())
+            .map(|i| self.aabb(i))
+            .reduce(|a, b| a.union(&b))
+    }
+
     /// Every object's box and description, in index order: what a broad phase starts with.
     pub fn initial(&self) -> Vec<(Aabb, ProxyDesc)> {
         (0..self.len())

@@ -105,12 +105,7 @@ pub fn tree(opts: &TreeOptions) -> Result<(String, String), Error> {
 /// `count` boxes of half-size 5 at places spread over the scene's bounds, from a fixed
 /// sequence (the same probes for the same scene).
 fn probe_boxes(scene: &Scene, count: usize) -> Vec<Aabb> {
-    let Some(bounds) = scene
-        .initial()
-        .iter()
-        .map(|(b, _)| *b)
-        .reduce(|a, b| a.union(&b))
-    else {
+    let Some(bounds) = scene.bounds() else {
         return Vec::new();
     };
     // A low-discrepancy sequence (the R3 sequence): even cover, no generator needed.
