@@ -296,17 +296,15 @@ impl Store {
     /// Ends an update in which the algorithm diffed the pairs itself: `created` and `deleted`
     /// hold pair keys, without duplicates and none in both.
     pub(crate) fn finish_update_with(&mut self, created: &[u64], deleted: &[u64]) {
-        for &k in deleted {
-            if let Some(pair) = self.pairs.remove_key(k) {
-                self.events.deleted.push(pair);
-            }
-        }
-        for &k in created {
+        self.pairs.remove_keys(deleted, &mut self.events.deleted);
+        let generations = &self.generations;
+        let pair = |k: u64| {
             let (a, b) = key_slots(k);
-            let pair = Pair::new(self.id_at(a as usize), self.id_at(b as usize));
-            self.pairs.insert_new(k, pair);
-            self.events.created.push(pair);
-        }
+            let id = |slot: u32| ProxyId::from_raw_parts(slot, generations[slot as usize]);
+            Pair::new(id(a), id(b))
+        };
+        self.pairs.insert_new(created, pair);
+        self.events.created.extend(created.iter().map(|&k| pair(k)));
         self.events.sort();
         self.end_update();
     }

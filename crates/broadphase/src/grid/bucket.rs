@@ -21,7 +21,7 @@
 //! kept for the figures, not for the decision.
 
 use crate::encode::encode;
-use crate::pairs::{diff_pairs, pair_key};
+use crate::pairs::{diff_pairs, pair_key, KeySorter};
 use crate::radix::{RadixReport, RadixSorter};
 use crate::store::Store;
 use crate::Aabb;
@@ -154,6 +154,8 @@ pub(crate) struct Bucket {
     /// Whether two distinct cells of this bucket may share a key (the boxes span more than the
     /// torus on some axis): then the tests check the corner cell exactly.
     wraps: bool,
+    /// The later entries a resident overlaps, while its cell is tested (scratch).
+    hits: Vec<u32>,
     /// Keys of the pairs found this update.
     found: Vec<u64>,
     /// Keys of the pairs whose corner cell is in this bucket, sorted.
@@ -163,6 +165,7 @@ pub(crate) struct Bucket {
     pub created: Vec<u64>,
     pub deleted: Vec<u64>,
     sorter: RadixSorter,
+    key_sorter: KeySorter,
     pub figures: BucketFigures,
 }
 
@@ -296,6 +299,7 @@ impl Bucket {
                 &self.slots,
                 self.wraps.then_some(index),
                 ctx,
+                &mut self.hits,
                 &mut self.found,
             );
         }
@@ -305,7 +309,7 @@ impl Bucket {
     /// Diffs the pairs found against the bucket's pairs of the last update.
     pub fn diff(&mut self, store: &Store) {
         self.figures.found = self.found.len() as u64;
-        self.found.sort_unstable();
+        self.key_sorter.sort(&mut self.found);
         self.created.clear();
         self.deleted.clear();
         diff_pairs(
@@ -340,7 +344,8 @@ impl Bucket {
             + (self.keys.capacity() + self.vals.capacity()) * 4
             + self.runs.capacity() * std::mem::size_of::<Run>()
             + self.boxes.capacity() * std::mem::size_of::<BoxKeys>()
-            + self.slots.capacity() * 4
+            + (self.slots.capacity() + self.hits.capacity()) * 4
+            + self.key_sorter.memory_bytes()
             + (self.found.capacity()
                 + self.pairs.capacity()
                 + self.merged.capacity()
@@ -376,6 +381,7 @@ fn test_run(
     slots: &[u32],
     wrapping_bucket: Option<usize>,
     ctx: &Context<'_>,
+    hits: &mut Vec<u32>,
     found: &mut Vec<u64>,
 ) -> u64 {
     let (s, at, len) = (run.start as usize, run.at as usize, run.len as usize);
@@ -385,32 +391,39 @@ fn test_run(
     let mut tests = 0;
     // Most collision cells hold two boxes: no loops, no loop exits to mispredict.
     let pairs = if len == 2 { 1 } else { run.residents as usize };
+    if hits.len() < len {
+        hits.resize(len, 0);
+    }
     for i in 0..pairs {
         let (vi, si, bi) = (vals[i], slots[i], &boxes[i]);
+        let mut n = 0;
         for j in i + 1..len {
             let (vj, sj, bj) = (vals[j], slots[j], &boxes[j]);
             // Pairs of two unchanged boxes are kept by the diff; two fixed boxes never pair.
-            // Evaluated without branches, like the overlap: which pairs pass is unpredictable.
+            // Evaluated without branches, like the overlap: which pairs pass is unpredictable
+            // (half of them in a cell of a large box), so each key is written and kept or not.
             let skip = u64::from(((vi | vj) & FIRST_ALL) ^ FIRST_ALL)
                 | u64::from(((si | sj) & DIRTY) ^ DIRTY)
                 | u64::from(si & sj & FIXED);
             tests += u64::from(skip == 0);
-            if skip | apart(bi, bj) != 0 {
-                continue;
-            }
+            hits[n] = j as u32;
+            n += usize::from(skip | apart(bi, bj) == 0);
+        }
+        for &j in &hits[..n] {
+            let j = j as usize;
             // Without hash collisions the control bits already make this the corner cell; with
             // them (cells a torus apart share a key), make sure.
             if let Some(bucket) = wrapping_bucket {
                 let (a, b) = (
                     &records[(vi & INDEX) as usize],
-                    &records[(vj & INDEX) as usize],
+                    &records[(vals[j] & INDEX) as usize],
                 );
                 let corner: [i32; 3] = std::array::from_fn(|k| a.lo[k].max(b.lo[k]));
                 if ctx.grid.bucket_of(corner) != bucket || ctx.grid.key(corner) != run.key {
                     continue;
                 }
             }
-            let (x, y) = (si & SLOT, sj & SLOT);
+            let (x, y) = (si & SLOT, slots[j] & SLOT);
             if ctx.store.allows_unless_both_fixed(x, y) {
                 found.push(pair_key(x, y));
             }

@@ -28,7 +28,7 @@ mod settings;
 
 use std::ops::ControlFlow;
 
-use crate::pairs::cancel_common;
+use crate::pairs::{cancel_common, KeySorter};
 use crate::query::{forward_queries, segment_bounds, Ray, SpatialIndex};
 use crate::store::{forward_to_store, Store};
 use crate::{Aabb, Algorithm, BroadPhase, Config, Error, Pair, PairEvents, Stats};
@@ -267,6 +267,7 @@ pub struct Grid {
     /// Candidate created and deleted pair keys of this update.
     created: Vec<u64>,
     deleted: Vec<u64>,
+    key_sorter: KeySorter,
     figures: Figures,
     layouts: u64,
 }
@@ -299,6 +300,7 @@ impl Grid {
             outside: 0,
             created: Vec::new(),
             deleted: Vec::new(),
+            key_sorter: KeySorter::default(),
             figures: Figures::default(),
             layouts: 0,
         }
@@ -490,8 +492,8 @@ impl Grid {
     /// moved to another bucket was deleted from the old one and created in the new one: it is
     /// in both candidate lists, and in neither event list.
     fn finish(&mut self) {
-        self.created.sort_unstable();
-        self.deleted.sort_unstable();
+        self.key_sorter.sort(&mut self.created);
+        self.key_sorter.sort(&mut self.deleted);
         cancel_common(&mut self.created, &mut self.deleted);
         self.store.tests = self.figures.tests;
         self.store.finish_update_with(&self.created, &self.deleted);

@@ -2,6 +2,7 @@
 //! over six `[f32; 4]` rows tests a box against all four (Jolt's `AABox4VsBox`), 128 bytes,
 //! aligned to a cache line.
 
+use crate::prefetch::prefetch;
 use crate::Aabb;
 
 /// Children per node.
@@ -281,20 +282,6 @@ mod sse2 {
             _mm_movemask_ps(_mm_and_ps(lo, hi)) as u32
         }
     }
-}
-
-/// Asks the CPU to start loading the cache line holding `x`. A hint: it changes no result.
-#[inline(always)]
-pub(crate) fn prefetch<T>(x: &T) {
-    #[cfg(all(target_arch = "x86_64", target_feature = "sse"))]
-    {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        // SAFETY: SSE is enabled for this build (the `cfg` above). A prefetch never faults
-        // and reads nothing the program sees; the address is that of a live reference.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>((x as *const T).cast::<i8>()) };
-    }
-    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse")))]
-    let _ = x;
 }
 
 /// The surface area of a box (half of it: the constant factor does not matter to costs), in

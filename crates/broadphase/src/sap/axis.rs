@@ -6,6 +6,7 @@ use std::mem;
 use std::ops::Range;
 
 use crate::pairs::pair_key;
+use crate::prefetch::prefetch;
 use crate::prune::{signed, BoxList, EncodedBox};
 use crate::radix::RadixSorter;
 use crate::store::Store;
@@ -16,24 +17,6 @@ use super::probe::Probe;
 const MAX_BIT: u32 = 1 << 31;
 /// How many endpoints ahead the pass asks for a moved box's keys.
 const PREFETCH_AHEAD: usize = 16;
-
-/// Asks the processor to start loading `item` into the cache. The pass reads each moved box's
-/// new keys by slot, in an order unrelated to slots: without this, each read is a cache miss
-/// the pass waits for.
-#[inline(always)]
-fn prefetch<T>(item: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // Newer compilers declare the intrinsic safe; older ones (the minimum supported) do not.
-    #[allow(unused_unsafe)]
-    // SAFETY: a prefetch is a hint that neither reads into the program nor faults; the address
-    // comes from a live reference.
-    unsafe {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        _mm_prefetch::<_MM_HINT_T0>((item as *const T).cast::<i8>());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = item;
-}
 
 // Per-slot state bits (the `state` array of `Sap`), shared with the passes.
 /// The box's endpoints are in the awake arrays.
