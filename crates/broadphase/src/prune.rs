@@ -636,7 +636,7 @@ pub(crate) fn bipartite_scalar(
 /// lanes that also overlap on the two other axes (reported in increasing position, the order
 /// of the scalar kernels).
 #[cfg(target_arch = "x86_64")]
-mod x86 {
+pub(crate) mod x86 {
     use super::{BoxList, SignedBox, PAD};
     use std::arch::x86_64::{
         __m256i, _mm256_castsi256_ps, _mm256_cmpgt_epi32, _mm256_loadu_si256, _mm256_movemask_ps,
@@ -646,7 +646,7 @@ mod x86 {
     /// Whether the CPU runs AVX2 (and POPCNT, which every AVX2 CPU has). The standard library
     /// caches the answer.
     #[inline]
-    pub(super) fn has_avx2() -> bool {
+    pub(crate) fn has_avx2() -> bool {
         std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("popcnt")
     }
 

@@ -22,11 +22,13 @@
 
 use crate::encode::encode;
 use crate::pairs::{diff_pairs, pair_key, KeySorter};
+use crate::prune::signed;
 use crate::radix::{RadixReport, RadixSorter};
 use crate::store::Store;
 use crate::Aabb;
 
 use super::layout::LevelGrid;
+use super::scan;
 
 /// `Record::slot`: the slot in the low bits.
 pub(crate) const SLOT: u32 = (1 << 24) - 1;
@@ -39,7 +41,7 @@ pub(crate) const DIRTY: u32 = 1 << 30;
 const INDEX: u32 = (1 << 24) - 1;
 /// Entry value: the cell is the box's lowest on x, y, z (bits 24, 25, 26).
 const FIRST_SHIFT: u32 = 24;
-const FIRST_ALL: u32 = 7 << FIRST_SHIFT;
+pub(crate) const FIRST_ALL: u32 = 7 << FIRST_SHIFT;
 /// Entry value: the cell holds the box's centre on x, y, z (bits 27, 28, 29).
 const HOME_SHIFT: u32 = 27;
 const HOME_ALL: u32 = 7 << HOME_SHIFT;
@@ -144,9 +146,14 @@ pub(crate) struct Bucket {
     /// Entries sorted by cell key (cell type, then cell id).
     pub keys: Vec<u32>,
     vals: Vec<u32>,
-    /// The box and slot of each sorted entry: the pair tests read them in order.
+    /// The box and slot of each entry of the collision cells shorter than [`LONG_RUN`], in
+    /// order: the pair tests read them so.
     boxes: Vec<BoxKeys>,
     slots: Vec<u32>,
+    /// The same for the longer cells, their boxes as six columns of signed keys for the
+    /// wide scan ([`scan::Cell::cols`]).
+    cols: [Vec<i32>; 6],
+    col_slots: Vec<u32>,
     /// The collision cells, sorted by key; those of type `t` are
     /// `runs[type_start[t]..type_start[t + 1]]`.
     runs: Vec<Run>,
@@ -237,6 +244,8 @@ impl Bucket {
         self.runs.clear();
         self.boxes.clear();
         self.slots.clear();
+        self.cols.iter_mut().for_each(Vec::clear);
+        self.col_slots.clear();
         self.type_start = [0; 9];
         let residents = self.residents as u32;
         let mut s = 0;
@@ -254,12 +263,25 @@ impl Bucket {
                 if r > 0 {
                     // The tests read each cell's boxes in order: gather them now, while the
                     // records are in cache.
-                    let at = self.boxes.len() as u32;
-                    for &v in &self.vals[s..e] {
-                        let rec = &self.records[(v & INDEX) as usize];
-                        self.boxes.push(rec.keys);
-                        self.slots.push(rec.slot);
-                    }
+                    let at = if e - s >= LONG_RUN {
+                        let at = self.col_slots.len();
+                        for &v in &self.vals[s..e] {
+                            let rec = &self.records[(v & INDEX) as usize];
+                            for (col, &key) in self.cols.iter_mut().zip(&rec.keys) {
+                                col.push(signed(key));
+                            }
+                            self.col_slots.push(rec.slot);
+                        }
+                        at
+                    } else {
+                        let at = self.slots.len();
+                        for &v in &self.vals[s..e] {
+                            let rec = &self.records[(v & INDEX) as usize];
+                            self.boxes.push(rec.keys);
+                            self.slots.push(rec.slot);
+                        }
+                        at
+                    } as u32;
                     self.runs.push(Run {
                         start: s as u32,
                         at,
@@ -295,8 +317,8 @@ impl Bucket {
                 run,
                 &self.records,
                 &self.vals,
-                &self.boxes,
-                &self.slots,
+                (&self.boxes, &self.slots),
+                (&self.cols, &self.col_slots),
                 self.wraps.then_some(index),
                 ctx,
                 &mut self.hits,
@@ -344,6 +366,7 @@ impl Bucket {
             + (self.keys.capacity() + self.vals.capacity()) * 4
             + self.runs.capacity() * std::mem::size_of::<Run>()
             + self.boxes.capacity() * std::mem::size_of::<BoxKeys>()
+            + (self.cols.iter().map(Vec::capacity).sum::<usize>() + self.col_slots.capacity()) * 4
             + (self.slots.capacity() + self.hits.capacity()) * 4
             + self.key_sorter.memory_bytes()
             + (self.found.capacity()
@@ -354,6 +377,10 @@ impl Bucket {
                 * 8
     }
 }
+
+/// Entries from which a collision cell's boxes are kept as columns and scanned eight at a
+/// time: a resident then has at least eight later entries to test.
+const LONG_RUN: usize = 9;
 
 /// The contract's inclusive overlap test on keys: 0 when the boxes overlap, non-zero when
 /// they do not. Arithmetic only: whether two boxes of a cell overlap is unpredictable, and a
@@ -369,6 +396,66 @@ fn apart(a: &BoxKeys, b: &BoxKeys) -> u64 {
         | gap(b[2], a[5])
 }
 
+/// Writes into `hits` the positions of the entries after `i` in a short collision cell
+/// (`vals`, `slots`, `boxes`) that it is tested against here and overlaps; returns the pairs
+/// tested and the hits written. Like [`scan::scan`], for cells kept as rows.
+#[inline(always)]
+fn scan_short(
+    vals: &[u32],
+    slots: &[u32],
+    boxes: &[BoxKeys],
+    i: usize,
+    hits: &mut [u32],
+) -> (u64, usize) {
+    let (vi, si, bi) = (vals[i], slots[i], &boxes[i]);
+    let (mut tests, mut n) = (0, 0);
+    for j in i + 1..vals.len() {
+        let (vj, sj, bj) = (vals[j], slots[j], &boxes[j]);
+        // Pairs of two unchanged boxes are kept by the diff; two fixed boxes never pair.
+        // Evaluated without branches, like the overlap: which pairs pass is unpredictable.
+        let skip = u64::from(scan::skip(vi, si, vj, sj));
+        tests += u64::from(skip == 0);
+        hits[n] = j as u32;
+        n += usize::from(skip | apart(bi, bj) == 0);
+    }
+    (tests, n)
+}
+
+/// Emits the pairs of entry `i` of a collision cell with the entries that `hits` names.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn emit(
+    run: &Run,
+    records: &[Record],
+    vals: &[u32],
+    slots: &[u32],
+    wrapping_bucket: Option<usize>,
+    ctx: &Context<'_>,
+    i: usize,
+    hits: &[u32],
+    found: &mut Vec<u64>,
+) {
+    for &j in hits {
+        let j = j as usize;
+        // Without hash collisions the control bits already make this the corner cell; with
+        // them (cells a torus apart share a key), make sure.
+        if let Some(bucket) = wrapping_bucket {
+            let (a, b) = (
+                &records[(vals[i] & INDEX) as usize],
+                &records[(vals[j] & INDEX) as usize],
+            );
+            let corner: [i32; 3] = std::array::from_fn(|k| a.lo[k].max(b.lo[k]));
+            if ctx.grid.bucket_of(corner) != bucket || ctx.grid.key(corner) != run.key {
+                continue;
+            }
+        }
+        let (x, y) = (slots[i] & SLOT, slots[j] & SLOT);
+        if ctx.store.allows_unless_both_fixed(x, y) {
+            found.push(pair_key(x, y));
+        }
+    }
+}
+
 /// Tests the pairs of one collision cell: every resident against every later entry, each pair
 /// only if this cell is its corner cell (the control bits) and one of the two changed.
 #[inline]
@@ -377,8 +464,8 @@ fn test_run(
     run: &Run,
     records: &[Record],
     vals: &[u32],
-    boxes: &[BoxKeys],
-    slots: &[u32],
+    (boxes, slots): (&[BoxKeys], &[u32]),
+    (cols, col_slots): (&[Vec<i32>; 6], &[u32]),
     wrapping_bucket: Option<usize>,
     ctx: &Context<'_>,
     hits: &mut Vec<u32>,
@@ -386,47 +473,54 @@ fn test_run(
 ) -> u64 {
     let (s, at, len) = (run.start as usize, run.at as usize, run.len as usize);
     let vals = &vals[s..s + len];
-    let boxes = &boxes[at..at + len];
-    let slots = &slots[at..at + len];
+    let long = len >= LONG_RUN;
+    let (slots, boxes) = if long {
+        (&col_slots[at..at + len], &boxes[..0])
+    } else {
+        (&slots[at..at + len], &boxes[at..at + len])
+    };
     let mut tests = 0;
-    // Most collision cells hold two boxes: no loops, no loop exits to mispredict.
+    // Most collision cells hold two boxes: the only pair, with no loop around it.
     let pairs = if len == 2 { 1 } else { run.residents as usize };
     if hits.len() < len {
         hits.resize(len, 0);
     }
-    for i in 0..pairs {
-        let (vi, si, bi) = (vals[i], slots[i], &boxes[i]);
-        let mut n = 0;
-        for j in i + 1..len {
-            let (vj, sj, bj) = (vals[j], slots[j], &boxes[j]);
-            // Pairs of two unchanged boxes are kept by the diff; two fixed boxes never pair.
-            // Evaluated without branches, like the overlap: which pairs pass is unpredictable
-            // (half of them in a cell of a large box), so each key is written and kept or not.
-            let skip = u64::from(((vi | vj) & FIRST_ALL) ^ FIRST_ALL)
-                | u64::from(((si | sj) & DIRTY) ^ DIRTY)
-                | u64::from(si & sj & FIXED);
-            tests += u64::from(skip == 0);
-            hits[n] = j as u32;
-            n += usize::from(skip | apart(bi, bj) == 0);
+    if long {
+        let cell = scan::Cell {
+            vals,
+            slots,
+            cols: std::array::from_fn(|k| &cols[k][at..at + len]),
+        };
+        for i in 0..pairs {
+            let (t, n) = scan::scan(&cell, i, hits);
+            tests += t;
+            emit(
+                run,
+                records,
+                vals,
+                slots,
+                wrapping_bucket,
+                ctx,
+                i,
+                &hits[..n],
+                found,
+            );
         }
-        for &j in &hits[..n] {
-            let j = j as usize;
-            // Without hash collisions the control bits already make this the corner cell; with
-            // them (cells a torus apart share a key), make sure.
-            if let Some(bucket) = wrapping_bucket {
-                let (a, b) = (
-                    &records[(vi & INDEX) as usize],
-                    &records[(vals[j] & INDEX) as usize],
-                );
-                let corner: [i32; 3] = std::array::from_fn(|k| a.lo[k].max(b.lo[k]));
-                if ctx.grid.bucket_of(corner) != bucket || ctx.grid.key(corner) != run.key {
-                    continue;
-                }
-            }
-            let (x, y) = (si & SLOT, slots[j] & SLOT);
-            if ctx.store.allows_unless_both_fixed(x, y) {
-                found.push(pair_key(x, y));
-            }
+    } else {
+        for i in 0..pairs {
+            let (t, n) = scan_short(vals, slots, boxes, i, hits);
+            tests += t;
+            emit(
+                run,
+                records,
+                vals,
+                slots,
+                wrapping_bucket,
+                ctx,
+                i,
+                &hits[..n],
+                found,
+            );
         }
     }
     tests

@@ -24,6 +24,7 @@
 mod bucket;
 mod chapter;
 mod layout;
+mod scan;
 mod settings;
 
 use std::ops::ControlFlow;

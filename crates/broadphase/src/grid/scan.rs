@@ -1,0 +1,219 @@
+//! The pair test of a collision cell: one entry against the entries after it, eight at a time
+//! where the CPU runs AVX2.
+//!
+//! Cells of boxes of one size hold two to four entries, but a cell of a coarse level holds its
+//! large boxes and every smaller box that visits it: hundreds of entries, of which about half
+//! overlap a planet's box. There a scalar loop runs one test per entry; the AVX2 loop runs
+//! eight, without a branch per entry.
+
+use super::bucket::{DIRTY, FIRST_ALL, FIXED};
+
+/// The entries of one collision cell, in cell order: control bits, slots with flags, and the
+/// boxes' keys as six columns (see [`Cell::cols`]).
+#[derive(Clone, Copy)]
+pub(crate) struct Cell<'a> {
+    /// Entry values: the lowest-cell bits ([`FIRST_ALL`]) decide where a pair is tested.
+    pub vals: &'a [u32],
+    /// Slots with [`DIRTY`] and [`FIXED`].
+    pub slots: &'a [u32],
+    /// Min x, y, z then max x, y, z of each entry's box, as signed keys
+    /// ([`crate::prune::signed`]): `cols[k][e]`. Each column is as long as `vals`.
+    pub cols: [&'a [i32]; 6],
+}
+
+/// Whether the pair of entries with these values and slots is tested in this cell: 0 when it
+/// is (this is its corner cell, one of the two changed, not both fixed).
+#[inline(always)]
+pub(crate) fn skip(vi: u32, si: u32, vj: u32, sj: u32) -> u32 {
+    (((vi | vj) & FIRST_ALL) ^ FIRST_ALL) | (((si | sj) & DIRTY) ^ DIRTY) | (si & sj & FIXED)
+}
+
+/// Tests entry `i` against every later entry of `cell`, writing the positions of those that
+/// pass the control bits and overlap it into `hits` (at least `cell.vals.len()` long), in
+/// increasing order. Returns the pairs tested (passing the control bits) and the hits written.
+#[inline]
+pub(crate) fn scan(cell: &Cell<'_>, i: usize, hits: &mut [u32]) -> (u64, usize) {
+    let len = cell.vals.len();
+    let mut from = i + 1;
+    let (mut tests, mut n) = (0, 0);
+    #[cfg(target_arch = "x86_64")]
+    if len.saturating_sub(from) >= 8 && crate::prune::x86::has_avx2() {
+        // SAFETY: the CPU runs AVX2 (checked just above, at run time).
+        (tests, n, from) = unsafe { x86::scan_avx2(cell, i, from, hits) };
+    }
+    let (t, n) = scan_scalar(cell, i, from, hits, n);
+    (tests + t, n)
+}
+
+/// [`scan`] from position `from` on, one entry at a time, appending to `hits[n..]`.
+#[inline(always)]
+fn scan_scalar(
+    cell: &Cell<'_>,
+    i: usize,
+    from: usize,
+    hits: &mut [u32],
+    mut n: usize,
+) -> (u64, usize) {
+    let len = cell.vals.len();
+    let cols: [&[i32]; 6] = std::array::from_fn(|k| &cell.cols[k][..len]);
+    let (vi, si) = (cell.vals[i], cell.slots[i]);
+    let bi: [i32; 6] = std::array::from_fn(|k| cols[k][i]);
+    let mut tests = 0;
+    for j in from..len {
+        let s = skip(vi, si, cell.vals[j], cell.slots[j]);
+        tests += u64::from(s == 0);
+        // Evaluated without branches: whether two boxes of a cell overlap is unpredictable,
+        // and a mispredicted branch costs more than the six comparisons.
+        let apart = u32::from(bi[0] > cols[3][j])
+            | u32::from(cols[0][j] > bi[3])
+            | u32::from(bi[1] > cols[4][j])
+            | u32::from(cols[1][j] > bi[4])
+            | u32::from(bi[2] > cols[5][j])
+            | u32::from(cols[2][j] > bi[5]);
+        hits[n] = j as u32;
+        n += usize::from(s | apart == 0);
+    }
+    (tests, n)
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use super::{Cell, DIRTY, FIRST_ALL, FIXED};
+    use std::arch::x86_64::{
+        __m256i, _mm256_and_si256, _mm256_castsi256_ps, _mm256_cmpeq_epi32, _mm256_cmpgt_epi32,
+        _mm256_loadu_si256, _mm256_movemask_ps, _mm256_or_si256, _mm256_set1_epi32,
+        _mm256_setzero_si256, _mm256_xor_si256,
+    };
+
+    /// [`super::scan`] from `from` on, eight entries at a time while eight remain. Returns the
+    /// pairs tested, the hits written and the position it stopped at (the scalar loop does
+    /// the rest).
+    ///
+    /// # Safety
+    /// The CPU must run AVX2.
+    #[target_feature(enable = "avx2,popcnt")]
+    pub(super) unsafe fn scan_avx2(
+        cell: &Cell<'_>,
+        i: usize,
+        from: usize,
+        hits: &mut [u32],
+    ) -> (u64, usize, usize) {
+        let len = cell.vals.len();
+        let cols: [&[i32]; 6] = std::array::from_fn(|k| &cell.cols[k][..len]);
+        let set = |x: u32| _mm256_set1_epi32(x as i32);
+        let (vi, si) = (set(cell.vals[i]), set(cell.slots[i]));
+        let (first_all, dirty, fixed) = (set(FIRST_ALL), set(DIRTY), set(FIXED));
+        let bi: [__m256i; 6] = std::array::from_fn(|k| _mm256_set1_epi32(cols[k][i]));
+        let (mut tests, mut n, mut j) = (0u64, 0usize, from);
+        while j + 8 <= len {
+            // SAFETY: `j + 8 <= len` and every array read is `len` long (`vals`, `slots` by
+            // the caller's contract, the columns cut to `len` above), so the eight lanes from
+            // `j` are in bounds. The loads are unaligned.
+            let load =
+                |a: &[i32]| unsafe { _mm256_loadu_si256(a.as_ptr().add(j).cast::<__m256i>()) };
+            let load_u =
+                |a: &[u32]| unsafe { _mm256_loadu_si256(a.as_ptr().add(j).cast::<__m256i>()) };
+            let (vj, sj) = (load_u(cell.vals), load_u(cell.slots));
+            let corner = _mm256_xor_si256(
+                _mm256_and_si256(_mm256_or_si256(vi, vj), first_all),
+                first_all,
+            );
+            let changed = _mm256_xor_si256(_mm256_and_si256(_mm256_or_si256(si, sj), dirty), dirty);
+            let both_fixed = _mm256_and_si256(_mm256_and_si256(si, sj), fixed);
+            let skip = _mm256_or_si256(_mm256_or_si256(corner, changed), both_fixed);
+            let tested = _mm256_cmpeq_epi32(skip, _mm256_setzero_si256());
+            let apart = _mm256_or_si256(
+                _mm256_or_si256(
+                    _mm256_or_si256(
+                        _mm256_cmpgt_epi32(bi[0], load(cols[3])),
+                        _mm256_cmpgt_epi32(load(cols[0]), bi[3]),
+                    ),
+                    _mm256_or_si256(
+                        _mm256_cmpgt_epi32(bi[1], load(cols[4])),
+                        _mm256_cmpgt_epi32(load(cols[1]), bi[4]),
+                    ),
+                ),
+                _mm256_or_si256(
+                    _mm256_cmpgt_epi32(bi[2], load(cols[5])),
+                    _mm256_cmpgt_epi32(load(cols[2]), bi[5]),
+                ),
+            );
+            let tested_bits = _mm256_movemask_ps(_mm256_castsi256_ps(tested)) as u32;
+            let apart_bits = _mm256_movemask_ps(_mm256_castsi256_ps(apart)) as u32;
+            tests += u64::from(tested_bits.count_ones());
+            let mut m = tested_bits & !apart_bits & 0xFF;
+            while m != 0 {
+                hits[n] = (j + m.trailing_zeros() as usize) as u32;
+                n += 1;
+                m &= m - 1;
+            }
+            j += 8;
+        }
+        (tests, n, j)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// What a cell's entry is made of: control bits, slot flags, a box.
+    fn entry() -> impl Strategy<Value = (u32, u32, [i32; 6])> {
+        (
+            0u32..8,
+            0u32..4,
+            prop::array::uniform3(-20i32..20),
+            prop::array::uniform3(0i32..12),
+        )
+            .prop_map(|(first, flags, min, size)| {
+                let v = first << 24;
+                let s = ((flags & 1) * DIRTY) | ((flags >> 1) * FIXED);
+                let b = [
+                    min[0],
+                    min[1],
+                    min[2],
+                    min[0] + size[0],
+                    min[1] + size[1],
+                    min[2] + size[2],
+                ];
+                (v, s, b)
+            })
+    }
+
+    proptest! {
+        /// The dispatching scan (AVX2 where the CPU runs it) finds what the scalar loop
+        /// finds, and counts the same tests, from every entry of cells short and long.
+        #[test]
+        fn every_path_finds_what_the_scalar_loop_finds(
+            entries in prop::collection::vec(entry(), 1..60),
+        ) {
+            let vals: Vec<u32> = entries.iter().map(|e| e.0).collect();
+            let slots: Vec<u32> = entries.iter().map(|e| e.1).collect();
+            let cols: Vec<Vec<i32>> = (0..6).map(|k| entries.iter().map(|e| e.2[k]).collect()).collect();
+            let cell = Cell {
+                vals: &vals,
+                slots: &slots,
+                cols: std::array::from_fn(|k| cols[k].as_slice()),
+            };
+            let len = vals.len();
+            for i in 0..len {
+                let mut want = vec![0; len];
+                let (want_tests, want_n) = scan_scalar(&cell, i, i + 1, &mut want, 0);
+                let mut got = vec![0; len];
+                let (tests, n) = scan(&cell, i, &mut got);
+                prop_assert_eq!(tests, want_tests);
+                prop_assert_eq!(&got[..n], &want[..want_n]);
+                // And the scalar loop is the definition: control bits, then overlap.
+                let expect: Vec<u32> = (i + 1..len)
+                    .filter(|&j| {
+                        skip(vals[i], slots[i], vals[j], slots[j]) == 0
+                            && (0..3).all(|k| cols[k][i] <= cols[k + 3][j] && cols[k][j] <= cols[k + 3][i])
+                    })
+                    .map(|j| j as u32)
+                    .collect();
+                prop_assert_eq!(&want[..want_n], expect.as_slice());
+            }
+        }
+    }
+}
