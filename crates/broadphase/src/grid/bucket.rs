@@ -427,8 +427,7 @@ fn scan_short(
 fn emit(
     run: &Run,
     records: &[Record],
-    vals: &[u32],
-    slots: &[u32],
+    &scan::Cell { vals, slots, .. }: &scan::Cell<'_>,
     wrapping_bucket: Option<usize>,
     ctx: &Context<'_>,
     i: usize,
@@ -485,43 +484,28 @@ fn test_run(
     if hits.len() < len {
         hits.resize(len, 0);
     }
-    if long {
-        let cell = scan::Cell {
-            vals,
-            slots,
-            cols: std::array::from_fn(|k| &cols[k][at..at + len]),
+    let cell = scan::Cell {
+        vals,
+        slots,
+        cols: std::array::from_fn(|k| if long { &cols[k][at..at + len] } else { &[] }),
+    };
+    for i in 0..pairs {
+        let (t, n) = if long {
+            scan::scan(&cell, i, hits)
+        } else {
+            scan_short(vals, slots, boxes, i, hits)
         };
-        for i in 0..pairs {
-            let (t, n) = scan::scan(&cell, i, hits);
-            tests += t;
-            emit(
-                run,
-                records,
-                vals,
-                slots,
-                wrapping_bucket,
-                ctx,
-                i,
-                &hits[..n],
-                found,
-            );
-        }
-    } else {
-        for i in 0..pairs {
-            let (t, n) = scan_short(vals, slots, boxes, i, hits);
-            tests += t;
-            emit(
-                run,
-                records,
-                vals,
-                slots,
-                wrapping_bucket,
-                ctx,
-                i,
-                &hits[..n],
-                found,
-            );
-        }
+        tests += t;
+        emit(
+            run,
+            records,
+            &cell,
+            wrapping_bucket,
+            ctx,
+            i,
+            &hits[..n],
+            found,
+        );
     }
     tests
 }
