@@ -326,10 +326,7 @@ pub fn command(args: &LabArgs) -> ExitCode {
         Ok::<_, Error>(table(args, &results))
     });
     match outcome {
-        Ok(table) => {
-            print!("{table}");
-            ExitCode::SUCCESS
-        }
+        Ok(table) => crate::output::print_or_fail(&table),
         Err(e) => {
             eprintln!("bplab: {e}");
             ExitCode::FAILURE

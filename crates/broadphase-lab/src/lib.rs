@@ -1,6 +1,7 @@
 //! The lab behind `bplab`: scenes, verified runs and reports for the `broadphase` crate.
 
 pub mod lab;
+pub mod output;
 pub mod regions;
 pub mod run;
 pub mod scene_file;

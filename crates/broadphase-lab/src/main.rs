@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use broadphase::Algorithm;
 
+use broadphase_lab::output::print_or_fail;
 use broadphase_lab::regions::{self, RegionOptions};
 use broadphase_lab::run::{self, RunOptions, Verdict, VERIFY_ALL_UP_TO};
 use broadphase_lab::scene_file;
@@ -155,19 +156,18 @@ fn main() -> ExitCode {
         Command::Regions(args) => regions_command(&args),
         Command::Tree(args) => tree_command(&args),
         Command::List => {
-            println!("scenes:");
+            let mut text = String::from("scenes:\n");
             for s in SceneKind::ALL {
-                println!("  {s}");
+                text += &format!("  {s}\n");
             }
-            println!("algorithms:");
+            text += "algorithms:\n";
             for a in Algorithm::ALL {
-                println!("  {} ({a:?})", a.cli_name());
+                text += &format!("  {} ({a:?})\n", a.cli_name());
             }
-            println!("scene files (--scene-file), one object per line, # comments:");
-            println!(
-                "  box <min x y z> <max x y z> [fixed] [layer L] [group G] [velocity vx vy vz]"
-            );
-            ExitCode::SUCCESS
+            text += "scene files (--scene-file), one object per line, # comments:\n";
+            text +=
+                "  box <min x y z> <max x y z> [fixed] [layer L] [group G] [velocity vx vy vz]\n";
+            print_or_fail(&text)
         }
     }
 }
@@ -187,10 +187,10 @@ fn regions_command(args: &RegionArgs) -> ExitCode {
         frames: args.frames as usize,
     };
     match regions::regions(&opts) {
-        Ok((svg, table)) => {
-            print!("{table}");
-            write_output(&args.out, &svg, "picture")
-        }
+        Ok((svg, table)) => match print_or_fail(&table) {
+            ExitCode::SUCCESS => write_output(&args.out, &svg, "picture"),
+            failed => failed,
+        },
         Err(e) => {
             eprintln!("bplab: {e}");
             ExitCode::FAILURE
@@ -208,10 +208,10 @@ fn tree_command(args: &TreeArgs) -> ExitCode {
         probes: args.probes as usize,
     };
     match tree::tree(&opts) {
-        Ok((dot, report)) => {
-            print!("{report}");
-            write_output(&args.out, &dot, "tree")
-        }
+        Ok((dot, report)) => match print_or_fail(&report) {
+            ExitCode::SUCCESS => write_output(&args.out, &dot, "tree"),
+            failed => failed,
+        },
         Err(e) => {
             eprintln!("bplab: {e}");
             ExitCode::FAILURE
@@ -222,10 +222,7 @@ fn tree_command(args: &TreeArgs) -> ExitCode {
 /// Writes a picture or graph the command made, and says where.
 fn write_output(path: &std::path::Path, text: &str, what: &str) -> ExitCode {
     match std::fs::write(path, text) {
-        Ok(()) => {
-            println!("{what} written to {}", path.display());
-            ExitCode::SUCCESS
-        }
+        Ok(()) => print_or_fail(&format!("{what} written to {}\n", path.display())),
         Err(e) => {
             eprintln!("bplab: cannot write {}: {e}", path.display());
             ExitCode::FAILURE
@@ -280,7 +277,7 @@ fn run_command(args: RunArgs) -> ExitCode {
     let outcome = pool.install(|| run::run(&opts).map(|r| (run::table(&opts, &r), r)));
     match outcome {
         Ok((table, results)) => {
-            print!("{table}");
+            let printed = print_or_fail(&table);
             if results
                 .iter()
                 .any(|r| matches!(r.verdict, Verdict::Mismatch { .. }))
@@ -288,7 +285,7 @@ fn run_command(args: RunArgs) -> ExitCode {
                 eprintln!("bplab: an algorithm disagreed with BruteForce");
                 return ExitCode::FAILURE;
             }
-            ExitCode::SUCCESS
+            printed
         }
         Err(e) => {
             eprintln!("bplab: {e}");

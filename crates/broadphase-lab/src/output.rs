@@ -1,0 +1,75 @@
+//! What `bplab` prints on standard output.
+
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+/// Writes `text` to standard output. A reader that has gone away (`bplab list | head -3`) is
+/// not an error: the rest of the output was not wanted. Any other failure is returned.
+pub fn print(text: &str) -> io::Result<()> {
+    write_to(&mut io::stdout().lock(), text)
+}
+
+/// [`print`]s `text`, for a command's last output: success, or failure (said on standard
+/// error) when it cannot be written.
+pub fn print_or_fail(text: &str) -> ExitCode {
+    match print(text) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("bplab: cannot write the output: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// [`print`] to any writer.
+fn write_to(out: &mut impl Write, text: &str) -> io::Result<()> {
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A writer whose reader went away after `room` bytes, or that fails otherwise.
+    struct Pipe {
+        room: usize,
+        error: io::ErrorKind,
+    }
+
+    impl Write for Pipe {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            if self.room == 0 {
+                return Err(self.error.into());
+            }
+            let n = buf.len().min(self.room);
+            self.room -= n;
+            Ok(n)
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_closed_pipe_ends_the_output_quietly() {
+        let mut pipe = Pipe {
+            room: 5,
+            error: io::ErrorKind::BrokenPipe,
+        };
+        assert!(write_to(&mut pipe, "scenes:\n  uniform\n").is_ok());
+    }
+
+    #[test]
+    fn other_failures_are_reported() {
+        let mut full = Pipe {
+            room: 5,
+            error: io::ErrorKind::StorageFull,
+        };
+        let e = write_to(&mut full, "scenes:\n  uniform\n").unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::StorageFull);
+    }
+}
