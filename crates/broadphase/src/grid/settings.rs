@@ -9,10 +9,12 @@ pub enum Schedule {
     /// Eight passes, one per parity class of cells (the 2×2×2 cell types): the cells of one pass
     /// are never neighbours, so a solver updating the objects of a cell could run all the cells
     /// of a pass at once without two of them writing to one object.
-    #[default]
     Parity,
     /// Every collision cell at once: enough for detection alone, which writes nothing (the
-    /// chapter's own remark).
+    /// chapter's own remark). The default: one parallel pass over the buckets instead of eight
+    /// balances two threads better (uniform 100k, `bplab lab --threads 2 --frames 60`: 9.8 ms
+    /// against 10.2–10.3, and 2–3% faster on one thread).
+    #[default]
     All,
 }
 
@@ -49,7 +51,8 @@ pub struct GridSettings {
     /// Bits per digit of the radix sort of cell ids, 4 to 16 (default 8). Wider digits mean
     /// fewer passes but larger counters.
     pub radix_bits: u32,
-    /// The order in which collision cells are processed; the pairs are the same either way.
+    /// The order in which collision cells are processed (default [`Schedule::All`]); the pairs
+    /// are the same either way.
     pub schedule: Schedule,
 }
 
@@ -59,7 +62,7 @@ impl Default for GridSettings {
             cell_size: None,
             cell_factor: 1.5,
             radix_bits: 8,
-            schedule: Schedule::Parity,
+            schedule: Schedule::All,
         }
     }
 }
