@@ -396,38 +396,14 @@ fn apart(a: &BoxKeys, b: &BoxKeys) -> u64 {
         | gap(b[2], a[5])
 }
 
-/// Writes into `hits` the positions of the entries after `i` in a short collision cell
-/// (`vals`, `slots`, `boxes`) that it is tested against here and overlaps; returns the pairs
-/// tested and the hits written. Like [`scan::scan`], for cells kept as rows.
-#[inline(always)]
-fn scan_short(
-    vals: &[u32],
-    slots: &[u32],
-    boxes: &[BoxKeys],
-    i: usize,
-    hits: &mut [u32],
-) -> (u64, usize) {
-    let (vi, si, bi) = (vals[i], slots[i], &boxes[i]);
-    let (mut tests, mut n) = (0, 0);
-    for j in i + 1..vals.len() {
-        let (vj, sj, bj) = (vals[j], slots[j], &boxes[j]);
-        // Pairs of two unchanged boxes are kept by the diff; two fixed boxes never pair.
-        // Evaluated without branches, like the overlap: which pairs pass is unpredictable.
-        let skip = u64::from(scan::skip(vi, si, vj, sj));
-        tests += u64::from(skip == 0);
-        hits[n] = j as u32;
-        n += usize::from(skip | apart(bi, bj) == 0);
-    }
-    (tests, n)
-}
-
 /// Emits the pairs of entry `i` of a collision cell with the entries that `hits` names.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn emit(
     run: &Run,
     records: &[Record],
-    &scan::Cell { vals, slots, .. }: &scan::Cell<'_>,
+    vals: &[u32],
+    slots: &[u32],
     wrapping_bucket: Option<usize>,
     ctx: &Context<'_>,
     i: usize,
@@ -464,42 +440,81 @@ fn test_run(
     records: &[Record],
     vals: &[u32],
     (boxes, slots): (&[BoxKeys], &[u32]),
-    (cols, col_slots): (&[Vec<i32>; 6], &[u32]),
+    long: (&[Vec<i32>; 6], &[u32]),
     wrapping_bucket: Option<usize>,
     ctx: &Context<'_>,
     hits: &mut Vec<u32>,
     found: &mut Vec<u64>,
 ) -> u64 {
     let (s, at, len) = (run.start as usize, run.at as usize, run.len as usize);
-    let vals = &vals[s..s + len];
-    let long = len >= LONG_RUN;
-    let (slots, boxes) = if long {
-        (&col_slots[at..at + len], &boxes[..0])
-    } else {
-        (&slots[at..at + len], &boxes[at..at + len])
-    };
-    let mut tests = 0;
-    // Most collision cells hold two boxes: the only pair, with no loop around it.
-    let pairs = if len == 2 { 1 } else { run.residents as usize };
     if hits.len() < len {
         hits.resize(len, 0);
     }
+    let vals = &vals[s..s + len];
+    if len >= LONG_RUN {
+        return test_long_run(run, records, vals, long, wrapping_bucket, ctx, hits, found);
+    }
+    let boxes = &boxes[at..at + len];
+    let slots = &slots[at..at + len];
+    let mut tests = 0;
+    // Most collision cells hold two boxes: the only pair, with no loop around it.
+    let pairs = if len == 2 { 1 } else { run.residents as usize };
+    for i in 0..pairs {
+        let (vi, si, bi) = (vals[i], slots[i], &boxes[i]);
+        let mut n = 0;
+        for j in i + 1..len {
+            let (vj, sj, bj) = (vals[j], slots[j], &boxes[j]);
+            // Pairs of two unchanged boxes are kept by the diff; two fixed boxes never pair.
+            // Evaluated without branches, like the overlap: which pairs pass is unpredictable.
+            let skip = u64::from(scan::skip(vi, si, vj, sj));
+            tests += u64::from(skip == 0);
+            hits[n] = j as u32;
+            n += usize::from(skip | apart(bi, bj) == 0);
+        }
+        emit(
+            run,
+            records,
+            vals,
+            slots,
+            wrapping_bucket,
+            ctx,
+            i,
+            &hits[..n],
+            found,
+        );
+    }
+    tests
+}
+
+/// [`test_run`] for a cell of [`LONG_RUN`] entries or more, kept as columns (`cols`,
+/// `slots`, from `run.at`): each resident scans the later entries eight at a time.
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+fn test_long_run(
+    run: &Run,
+    records: &[Record],
+    vals: &[u32],
+    (cols, slots): (&[Vec<i32>; 6], &[u32]),
+    wrapping_bucket: Option<usize>,
+    ctx: &Context<'_>,
+    hits: &mut [u32],
+    found: &mut Vec<u64>,
+) -> u64 {
+    let (at, len) = (run.at as usize, run.len as usize);
     let cell = scan::Cell {
         vals,
-        slots,
-        cols: std::array::from_fn(|k| if long { &cols[k][at..at + len] } else { &[] }),
+        slots: &slots[at..at + len],
+        cols: std::array::from_fn(|k| &cols[k][at..at + len]),
     };
-    for i in 0..pairs {
-        let (t, n) = if long {
-            scan::scan(&cell, i, hits)
-        } else {
-            scan_short(vals, slots, boxes, i, hits)
-        };
+    let mut tests = 0;
+    for i in 0..run.residents as usize {
+        let (t, n) = scan::scan(&cell, i, hits);
         tests += t;
         emit(
             run,
             records,
-            &cell,
+            vals,
+            cell.slots,
             wrapping_bucket,
             ctx,
             i,

@@ -17,8 +17,7 @@ pub(crate) struct Cell<'a> {
     /// Slots with [`DIRTY`] and [`FIXED`].
     pub slots: &'a [u32],
     /// Min x, y, z then max x, y, z of each entry's box, as signed keys
-    /// ([`crate::prune::signed`]): `cols[k][e]`. [`scan`] needs each column as long as
-    /// `vals`; a cell only read for its values and slots may leave them empty.
+    /// ([`crate::prune::signed`]): `cols[k][e]`. Each column is as long as `vals`.
     pub cols: [&'a [i32]; 6],
 }
 
