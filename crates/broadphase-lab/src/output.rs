@@ -9,7 +9,7 @@ pub fn print(text: &str) -> io::Result<()> {
     write_to(&mut io::stdout().lock(), text)
 }
 
-/// [`print`]s `text`, for a command's last output: success, or failure (said on standard
+/// [`print()`]s `text`, for a command's last output: success, or failure (said on standard
 /// error) when it cannot be written.
 pub fn print_or_fail(text: &str) -> ExitCode {
     match print(text) {
@@ -21,7 +21,7 @@ pub fn print_or_fail(text: &str) -> ExitCode {
     }
 }
 
-/// [`print`] to any writer.
+/// [`print()`] to any writer.
 fn write_to(out: &mut impl Write, text: &str) -> io::Result<()> {
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),

@@ -13,8 +13,10 @@
 //! significant digit), and each bucket then sorts its own entries with the least significant
 //! digits, tests its collision cells and diffs its pairs against its sorted pairs of the last
 //! update — all in cache, and each bucket independently, so buckets run in parallel. The
-//! collision cells run in the chapter's eight parity passes ([`Schedule::Parity`]) or all at
-//! once ([`Schedule::All`]); the result is the same.
+//! collision cells run all at once ([`Schedule::All`], the default) or in the chapter's eight
+//! parity passes ([`Schedule::Parity`]); the result is the same. A cell of a coarse level can
+//! hold hundreds of boxes (a planet and the asteroids visiting it): its boxes are kept as
+//! columns and each of its residents tests eight of them at a time ([`scan`]).
 //!
 //! Boxes much larger than the cell (a planet among asteroids, the chapter's exercise 3) live
 //! on coarser levels of a hierarchical grid, each four times coarser than the last. The boxes
