@@ -72,8 +72,11 @@ struct DealChunk<'a> {
     base: usize,
     ranges: &'a mut [CellRange],
     outside: &'a mut [bool],
+    /// Entries and boxes outside the grid that the chunk's slots add, and those they held.
     entries: usize,
     outside_count: usize,
+    old_entries: usize,
+    old_outside: usize,
 }
 
 impl Abp {
@@ -158,29 +161,21 @@ impl Abp {
         self.rebuilds += 1;
     }
 
-    /// Marks the columns the changed boxes leave.
+    /// Marks the columns the changed boxes leave (all of them when most boxes changed).
     fn remove_leavers(&mut self) {
         // When most proxies changed, nearly every column has leavers: compacting them all
         // beats finding which.
-        let bulk = 2 * self.store.dirty().len() >= self.store.len();
+        if 2 * self.store.dirty().len() >= self.store.len() {
+            self.cells.mark_all_leavers();
+            return;
+        }
         for k in 0..self.store.dirty().len() {
             let slot = self.store.dirty()[k] as usize;
-            if !self.store.was_in(slot) {
-                continue;
-            }
-            let r = self.ranges[slot];
-            self.entries -= r.count();
-            if std::mem::take(&mut self.outside[slot]) {
-                self.outside_count -= 1;
-            }
-            if !bulk {
-                for (u, v) in r.cells() {
+            if self.store.was_in(slot) {
+                for (u, v) in self.ranges[slot].cells() {
                     self.cells.mark_leaver(self.grid.index(u, v));
                 }
             }
-        }
-        if bulk {
-            self.cells.mark_all_leavers();
         }
     }
 
@@ -212,11 +207,19 @@ impl Abp {
                 outside,
                 entries: 0,
                 outside_count: 0,
+                old_entries: 0,
+                old_outside: 0,
             })
             .collect();
         self.cells
             .deal(&self.to_deal, &mut states, |slot, sink, st| {
                 let s = slot as usize;
+                let i = s - st.base;
+                // What the slot held in the columns leaves them (a new layout starts empty).
+                if !everything && store.was_in(s) {
+                    st.old_entries += st.ranges[i].count();
+                    st.old_outside += usize::from(std::mem::take(&mut st.outside[i]));
+                }
                 if !store.is_alive(s) {
                     return;
                 }
@@ -232,14 +235,15 @@ impl Abp {
                     sink.push(grid.index(u, v), arrival, fixed);
                 }
                 let outside = grid.is_outside(aabb);
-                st.ranges[s - st.base] = range;
-                st.outside[s - st.base] = outside;
+                st.ranges[i] = range;
+                st.outside[i] = outside;
                 st.outside_count += usize::from(outside);
                 st.entries += range.count();
             });
+        // The counts of one update's chunks: what they held left before what they add came.
         for st in &states {
-            self.entries += st.entries;
-            self.outside_count += st.outside_count;
+            self.entries = self.entries + st.entries - st.old_entries;
+            self.outside_count = self.outside_count + st.outside_count - st.old_outside;
         }
     }
 
@@ -387,5 +391,63 @@ impl BroadPhase for Abp {
             ("layouts", self.rebuilds),
         ];
         stats
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{ProxyDesc, ProxyId};
+
+    /// The running counts of entries and of boxes outside the grid, which decide when the
+    /// columns are laid out again, match a recount after updates of every kind: few or most
+    /// boxes moved, boxes removed, added, and sent outside the grid and back.
+    #[test]
+    fn entry_and_outside_counts_match_a_recount() {
+        let mut s = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move |m: u64| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s % m) as f32
+        };
+        let boxes = |far: bool, r: &mut dyn FnMut(u64) -> f32| {
+            let o = if far { 5000.0 } else { 0.0 };
+            let min = [o + r(200), r(200), r(200)];
+            Aabb::new(min, [min[0] + 1.0 + r(3), min[1] + 1.0, min[2] + 2.0])
+        };
+        let mut abp = Abp::new(Config::default());
+        let mut ids: Vec<ProxyId> = (0..3000)
+            .map(|_| abp.insert(boxes(false, &mut next), ProxyDesc::dynamic()))
+            .collect::<Result<_, _>>()
+            .unwrap_or_default();
+        for frame in 0..40 {
+            // Every fourth frame moves nearly everything (the bulk path), the others a few.
+            let share = if frame % 4 == 0 { 1 } else { 20 };
+            for (k, id) in ids.iter().enumerate() {
+                if k % share == 0 {
+                    let far = next(50) == 0.0;
+                    assert!(abp.set_aabb(*id, boxes(far, &mut next)).is_ok());
+                }
+            }
+            for _ in 0..30 {
+                let k = next(ids.len() as u64) as usize;
+                assert!(abp.remove(ids.swap_remove(k)).is_ok());
+                if let Ok(id) = abp.insert(boxes(false, &mut next), ProxyDesc::dynamic()) {
+                    ids.push(id);
+                }
+            }
+            assert!(abp.update().is_ok());
+            let live = (0..abp.store.slot_count()).filter(|&s| abp.store.is_alive(s));
+            let (entries, outside) = live.fold((0, 0), |(e, o), s| {
+                (e + abp.ranges[s].count(), o + usize::from(abp.outside[s]))
+            });
+            assert_eq!(
+                (abp.entries, abp.outside_count),
+                (entries, outside),
+                "frame {frame}"
+            );
+        }
+        assert!(abp.rebuilds >= 1);
     }
 }
