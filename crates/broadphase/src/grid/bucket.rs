@@ -117,7 +117,8 @@ impl Record {
 pub(crate) struct Run {
     /// Where its entries start in `keys` and `vals`.
     start: u32,
-    /// Where its boxes start in `boxes` and `slots`.
+    /// Where its boxes start in `boxes` and `slots`, or in `cols` and `col_slots` for a cell
+    /// of [`LONG_RUN`] entries or more.
     at: u32,
     len: u32,
     /// Entries at the start of the run whose box lives on this level.
