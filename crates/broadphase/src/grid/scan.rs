@@ -1,10 +1,10 @@
-//! The pair test of a collision cell: one entry against the entries after it, eight at a time
-//! where the CPU runs AVX2.
+//! The pair test of a long collision cell: one entry against the entries after it, eight at a
+//! time where the CPU runs AVX2.
 //!
-//! Cells of boxes of one size hold two to four entries, but a cell of a coarse level holds its
-//! large boxes and every smaller box that visits it: hundreds of entries, of which about half
-//! overlap a planet's box. There a scalar loop runs one test per entry; the AVX2 loop runs
-//! eight, without a branch per entry.
+//! Cells of boxes of one size hold two to four entries (the bucket tests those with a loop of
+//! its own), but a cell of a coarse level holds its large boxes and every smaller box that
+//! visits it: hundreds of entries, of which about half overlap a planet's box. There a scalar
+//! loop runs one test per entry; the AVX2 loop runs eight, without a branch per entry.
 
 use super::bucket::{DIRTY, FIRST_ALL, FIXED};
 
