@@ -187,10 +187,7 @@ fn regions_command(args: &RegionArgs) -> ExitCode {
         frames: args.frames as usize,
     };
     match regions::regions(&opts) {
-        Ok((svg, table)) => match print_or_fail(&table) {
-            ExitCode::SUCCESS => write_output(&args.out, &svg, "picture"),
-            failed => failed,
-        },
+        Ok((svg, table)) => report_and_write(&table, &args.out, &svg, "picture"),
         Err(e) => {
             eprintln!("bplab: {e}");
             ExitCode::FAILURE
@@ -208,10 +205,7 @@ fn tree_command(args: &TreeArgs) -> ExitCode {
         probes: args.probes as usize,
     };
     match tree::tree(&opts) {
-        Ok((dot, report)) => match print_or_fail(&report) {
-            ExitCode::SUCCESS => write_output(&args.out, &dot, "tree"),
-            failed => failed,
-        },
+        Ok((dot, report)) => report_and_write(&report, &args.out, &dot, "tree"),
         Err(e) => {
             eprintln!("bplab: {e}");
             ExitCode::FAILURE
@@ -219,8 +213,11 @@ fn tree_command(args: &TreeArgs) -> ExitCode {
     }
 }
 
-/// Writes a picture or graph the command made, and says where.
-fn write_output(path: &std::path::Path, text: &str, what: &str) -> ExitCode {
+/// Prints a command's report, then writes the picture or graph it made and says where.
+fn report_and_write(report: &str, path: &std::path::Path, text: &str, what: &str) -> ExitCode {
+    if print_or_fail(report) != ExitCode::SUCCESS {
+        return ExitCode::FAILURE;
+    }
     match std::fs::write(path, text) {
         Ok(()) => print_or_fail(&format!("{what} written to {}\n", path.display())),
         Err(e) => {

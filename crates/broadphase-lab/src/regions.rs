@@ -56,16 +56,7 @@ pub fn regions(opts: &RegionOptions) -> Result<(String, String), Error> {
     let mut ids = mbp.insert_batch(&scene.initial())?;
     mbp.update()?;
     for _ in 0..opts.frames {
-        let frame = scene.step();
-        for &i in &frame.removed {
-            mbp.remove(ids[i as usize])?;
-        }
-        for &(i, aabb, desc) in &frame.added {
-            ids[i as usize] = mbp.insert(aabb, desc)?;
-        }
-        for &(i, aabb) in &frame.moved {
-            mbp.set_aabb(ids[i as usize], aabb)?;
-        }
+        crate::run::apply(&mut mbp, &mut ids, &scene.step())?;
         mbp.update()?;
     }
     let mut table = String::new();

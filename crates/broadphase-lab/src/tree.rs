@@ -59,16 +59,7 @@ pub fn tree(opts: &TreeOptions) -> Result<(String, String), Error> {
         qt.node_count()
     );
     for _ in 0..opts.frames {
-        let frame = scene.step();
-        for &i in &frame.removed {
-            qt.remove(ids[i as usize])?;
-        }
-        for &(i, aabb, desc) in &frame.added {
-            ids[i as usize] = qt.insert(aabb, desc)?;
-        }
-        for &(i, aabb) in &frame.moved {
-            qt.set_aabb(ids[i as usize], aabb)?;
-        }
+        crate::run::apply(&mut qt, &mut ids, &scene.step())?;
         qt.update()?;
     }
     let stats = qt.stats();

@@ -251,15 +251,15 @@ impl PairSet {
         }
     }
 
-    /// Inserts pairs known to be new, for algorithms that diff pairs themselves: `keys` with
-    /// `pair(key)` for each. A large set's buckets are all over memory: each is asked for a few
-    /// keys ahead, so that the probes find it in cache.
-    pub(crate) fn insert_new(&mut self, keys: &[u64], mut pair: impl FnMut(u64) -> Pair) {
+    /// Inserts pairs known to be new, for algorithms that diff pairs themselves: `keys[i]` is
+    /// the key of `pairs[i]`. A large set's buckets are all over memory: each is asked for a
+    /// few keys ahead, so that the probes find it in cache.
+    pub(crate) fn insert_new(&mut self, keys: &[u64], pairs: &[Pair]) {
         let want = (self.pairs.len() + keys.len()) * 2;
         if want > self.table.len() {
             self.rehash(want.next_power_of_two().max(64));
         }
-        for (n, &k) in keys.iter().enumerate() {
+        for (n, (&k, &pair)) in keys.iter().zip(pairs).enumerate() {
             if let Some(&ahead) = keys.get(n + PREFETCH_AHEAD) {
                 prefetch(&self.table[self.home(ahead)]);
             }
@@ -270,7 +270,7 @@ impl PairSet {
                     index: self.pairs.len() as u32,
                     flags: 0,
                 };
-                self.pairs.push(pair(k));
+                self.pairs.push(pair);
             }
         }
     }

@@ -297,14 +297,16 @@ impl Store {
     /// hold pair keys, without duplicates and none in both.
     pub(crate) fn finish_update_with(&mut self, created: &[u64], deleted: &[u64]) {
         self.pairs.remove_keys(deleted, &mut self.events.deleted);
+        // `id_at`, without borrowing all of `self` while the events grow.
         let generations = &self.generations;
-        let pair = |k: u64| {
+        let id = |slot: u32| ProxyId::from_raw_parts(slot, generations[slot as usize]);
+        let start = self.events.created.len();
+        self.events.created.extend(created.iter().map(|&k| {
             let (a, b) = key_slots(k);
-            let id = |slot: u32| ProxyId::from_raw_parts(slot, generations[slot as usize]);
             Pair::new(id(a), id(b))
-        };
-        self.pairs.insert_new(created, pair);
-        self.events.created.extend(created.iter().map(|&k| pair(k)));
+        }));
+        self.pairs
+            .insert_new(created, &self.events.created[start..]);
         self.events.sort();
         self.end_update();
     }

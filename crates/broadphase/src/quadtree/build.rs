@@ -128,20 +128,26 @@ fn partition(units: &mut [Unit], left: impl Fn(&Unit) -> bool) -> usize {
     i
 }
 
-/// Splits `units` (at least two) in two and returns the size of the first part (at least
-/// one, less than all): binned SAH over the three axes, or the object median along the axis
-/// where the centres spread most when `median`.
-fn split2(units: &mut [Unit], median: bool) -> usize {
-    let n = units.len();
+/// The lowest and highest centre of `units` on each axis.
+fn centre_bounds(units: &[Unit]) -> ([f32; 3], [f32; 3]) {
     let mut lo = [f32::INFINITY; 3];
     let mut hi = [f32::NEG_INFINITY; 3];
-    for u in units.iter() {
+    for u in units {
         for k in 0..3 {
             let c = centre(&u.bounds, k);
             lo[k] = lo[k].min(c);
             hi[k] = hi[k].max(c);
         }
     }
+    (lo, hi)
+}
+
+/// Splits `units` (at least two) in two and returns the size of the first part (at least
+/// one, less than all): binned SAH over the three axes, or the object median along the axis
+/// where the centres spread most when `median`.
+fn split2(units: &mut [Unit], median: bool) -> usize {
+    let n = units.len();
+    let (lo, hi) = centre_bounds(units);
     let spread: [f64; 3] = std::array::from_fn(|k| f64::from(hi[k]) - f64::from(lo[k]));
     let longest = (0..3).fold(0, |best, k| if spread[k] > spread[best] { k } else { best });
     if spread[longest] <= 0.0 {
@@ -379,15 +385,7 @@ impl Builder {
         units: &mut Vec<Unit>,
     ) -> u32 {
         let n = units.len();
-        let mut lo = [f32::INFINITY; 3];
-        let mut hi = [f32::NEG_INFINITY; 3];
-        for u in units.iter() {
-            for k in 0..3 {
-                let c = centre(&u.bounds, k);
-                lo[k] = lo[k].min(c);
-                hi[k] = hi[k].max(c);
-            }
-        }
+        let (lo, hi) = centre_bounds(units);
         let scale: [f64; 3] = std::array::from_fn(|k| {
             let s = f64::from(hi[k]) - f64::from(lo[k]);
             if s > 0.0 {
