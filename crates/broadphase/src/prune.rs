@@ -378,8 +378,13 @@ impl BoxList {
         self.tags[w] = self.tags[r];
     }
 
-    /// Keeps the boxes whose id passes `keep`, in order.
-    pub(crate) fn retain(&mut self, keep: impl Fn(u32) -> bool) {
+    /// Keeps the boxes whose id passes `keep`, in order; `dropped(id, tag)` sees each box
+    /// that does not, in list order.
+    pub(crate) fn retain(
+        &mut self,
+        keep: impl Fn(u32) -> bool,
+        mut dropped_boxes: impl FnMut(u32, u32),
+    ) {
         let n = self.ids.len();
         // Boxes before the first one to drop stay where they are.
         let Some(first) = self.ids.iter().position(|&id| !keep(id)) else {
@@ -389,16 +394,19 @@ impl BoxList {
         let mut widest_left = false;
         // Measuring the boxes that leave costs one width each; past an eighth of the list,
         // measuring those that stay afterwards is no dearer, so the bound is simply redone.
-        let (mut dropped, measure_up_to) = (0usize, n / 8);
+        let (mut count, measure_up_to) = (0usize, n / 8);
         for r in first..n {
             let kept = keep(self.ids[r]);
             // Copied whether kept or not (the next kept box overwrites a dropped one): no
             // branch on `kept`, which is as unpredictable as the moves of a frame.
             self.move_within(w, r);
-            if !kept && !widest_left {
-                dropped += 1;
-                widest_left = dropped > measure_up_to
-                    || width(self.min_x[r], self.max_x[r]) >= self.max_width;
+            if !kept {
+                dropped_boxes(self.ids[r], self.tags[r]);
+                if !widest_left {
+                    count += 1;
+                    widest_left = count > measure_up_to
+                        || width(self.min_x[r], self.max_x[r]) >= self.max_width;
+                }
             }
             w += usize::from(kept);
         }
@@ -964,7 +972,10 @@ mod tests {
                 found.insert((x.min(y), x.max(y)));
             });
             prop_assert_eq!(&found, &naive(&all, &all));
-            la.retain(|id| id % 3 != 0);
+            let leaving: Vec<u32> = la.ids().iter().copied().filter(|id| id % 3 == 0).collect();
+            let mut dropped = Vec::new();
+            la.retain(|id| id % 3 != 0, |id, _| dropped.push(id));
+            prop_assert_eq!(dropped, leaving, "the dropped boxes, in list order");
             prop_assert!(la.is_sorted());
             let kept: Vec<(usize, Aabb)> = all.iter().copied().filter(|(i, _)| i % 3 != 0).collect();
             prop_assert_eq!(la.len(), kept.len());

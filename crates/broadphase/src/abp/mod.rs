@@ -12,7 +12,8 @@
 //! Per update:
 //! 1. boxes that changed leave their old columns (marked here, compacted by each column);
 //! 2. the changed boxes, sorted by slot, are dealt into the columns they cover, reading the
-//!    store in slot order, one chunk of slots per thread;
+//!    store in slot order, one chunk of slots per thread, except those that stay in the
+//!    columns they were in: those columns re-encode them where they are;
 //! 3. every touched column, in parallel, sorts its arrivals, sweeps them, diffs its pairs and
 //!    merges the arrivals in.
 //!
@@ -24,7 +25,7 @@ use std::collections::HashSet;
 use std::ops::ControlFlow;
 
 use crate::cells::grid::{pad_stretch, CellRange, Grid};
-use crate::cells::{self, split_slots, Arrival, Cell, Cells, Rules};
+use crate::cells::{self, split_slots, Arrival, Cell, Cells, Rules, Stay};
 use crate::prune::EncodedBox;
 use crate::query::{forward_queries, segment_bounds, Ray, SpatialIndex};
 use crate::store::{forward_to_store, Store};
@@ -55,6 +56,9 @@ pub struct Abp {
     ranges: Vec<CellRange>,
     /// Per slot: whether its centre lies outside the grid (it sits in a border column).
     outside: Vec<bool>,
+    /// Per slot, written for every slot dealt: whether it changed but stays in the columns it
+    /// was in, so that they re-encode it in place instead of receiving it.
+    stays: Vec<Stay>,
     /// Live proxies the grid was chosen for; `None` before the first update.
     layout_for: Option<usize>,
     /// Entries in all columns (a box counts once per column it covers).
@@ -72,6 +76,7 @@ struct DealChunk<'a> {
     base: usize,
     ranges: &'a mut [CellRange],
     outside: &'a mut [bool],
+    stays: &'a mut [Stay],
     /// Entries and boxes outside the grid that the chunk's slots add, and those they held.
     entries: usize,
     outside_count: usize,
@@ -106,6 +111,7 @@ impl Abp {
             cells,
             ranges: Vec::new(),
             outside: Vec::new(),
+            stays: Vec::new(),
             layout_for: None,
             entries: 0,
             outside_count: 0,
@@ -186,6 +192,7 @@ impl Abp {
         if self.ranges.len() < slots {
             self.ranges.resize(slots, CellRange::default());
             self.outside.resize(slots, false);
+            self.stays.resize(slots, Stay::No);
         }
         self.to_deal.clear();
         if everything {
@@ -201,10 +208,12 @@ impl Abp {
         let mut states: Vec<DealChunk> = split_slots(&mut self.ranges, &self.to_deal, chunks)
             .into_iter()
             .zip(split_slots(&mut self.outside, &self.to_deal, chunks))
-            .map(|((base, ranges), (_, outside))| DealChunk {
+            .zip(split_slots(&mut self.stays, &self.to_deal, chunks))
+            .map(|(((base, ranges), (_, outside)), (_, stays))| DealChunk {
                 base,
                 ranges,
                 outside,
+                stays,
                 entries: 0,
                 outside_count: 0,
                 old_entries: 0,
@@ -216,23 +225,30 @@ impl Abp {
                 let s = slot as usize;
                 let i = s - st.base;
                 // What the slot held in the columns leaves them (a new layout starts empty).
-                if !everything && store.was_in(s) {
+                let was_in = !everything && store.was_in(s);
+                if was_in {
                     st.old_entries += st.ranges[i].count();
                     st.old_outside += usize::from(std::mem::take(&mut st.outside[i]));
                 }
+                st.stays[i] = Stay::No;
                 if !store.is_alive(s) {
                     return;
                 }
                 let aabb = store.aabb_at(s);
                 let fixed = store.desc_at(s).is_fixed();
                 let range = grid.range(aabb);
-                let arrival = Arrival {
-                    enc: EncodedBox::new(aabb, grid.axes),
-                    slot,
-                    tag: cells::tag(0, range.u0, range.v0),
-                };
-                for (u, v) in range.cells() {
-                    sink.push(grid.index(u, v), arrival, fixed);
+                if was_in && range == st.ranges[i] {
+                    // Same columns, same tag: they re-encode it where it is.
+                    st.stays[i] = if fixed { Stay::Fixed } else { Stay::Dynamic };
+                } else {
+                    let arrival = Arrival {
+                        enc: EncodedBox::new(aabb, grid.axes),
+                        slot,
+                        tag: cells::tag(0, range.u0, range.v0),
+                    };
+                    for (u, v) in range.cells() {
+                        sink.push(grid.index(u, v), arrival, fixed);
+                    }
                 }
                 let outside = grid.is_outside(aabb);
                 st.ranges[i] = range;
@@ -249,12 +265,14 @@ impl Abp {
 
     /// Finds the new pairs of every touched column, then merges its arrivals in.
     fn prune_touched(&mut self) {
-        let store = &self.store;
+        let (store, stays) = (&self.store, &self.stays);
         let rules = Rules {
             allows: &|x: u32, y: u32| store.allows_unless_both_fixed(x, y),
             changed: &|slot: u32| store.is_dirty(slot as usize),
             // One region: never asked.
             lower_common: &|_: u32, _: u32, _: usize| false,
+            stays,
+            store,
         };
         self.cells.prune(self.parallel, &rules);
     }

@@ -30,7 +30,9 @@
 //! 3. changed proxies are placed, in parallel chunks: the regions their box touches (PhysX's
 //!    fast path when the box stays in the core of its single region, the part no other region
 //!    reaches; else a lookup in a coarse grid of bins over the regions), then their cells
-//!    there;
+//!    there; a proxy in exactly the regions and cells it was in keeps its membership and is
+//!    not dealt: its cells re-encode it where it is (a copy of its second region's entry in
+//!    the membership spares reading its region list to tell);
 //! 4. every touched cell prunes, in parallel, and the pair changes are gathered.
 
 mod regions;
@@ -42,7 +44,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::abp::AbpSettings;
 use crate::cells::grid::{centre_spread, pad_stretch, CellRange, Grid};
-use crate::cells::{self, split_slots, Arrival, Cell, Cells, Home, Rules};
+use crate::cells::{self, split_slots, Arrival, Cell, Cells, Home, Rules, Stay};
 use crate::prune::EncodedBox;
 use crate::query::{forward_queries, segment_bounds, Ray, SpatialIndex};
 use crate::store::{forward_to_store, Store};
@@ -120,6 +122,9 @@ struct Entry {
 #[derive(Clone, Copy, Debug)]
 struct Membership {
     first: Entry,
+    /// The second region's entry when in two or more (a copy of `extras[extra][1]`, so that
+    /// a proxy in two regions is compared with its new place without reading `extras`).
+    second: Entry,
     count: u16,
     extra: u32,
     /// Its box lies inside one of its regions.
@@ -132,6 +137,7 @@ impl Default for Membership {
     fn default() -> Self {
         Self {
             first: Entry::default(),
+            second: Entry::default(),
             count: 0,
             extra: NO_EXTRA,
             inside: false,
@@ -283,6 +289,7 @@ struct PlaceChunk<'a> {
     base: usize,
     members: &'a mut [Membership],
     home: &'a mut [u16],
+    stays: &'a mut [Stay],
     /// The region lists of this chunk's proxies in several regions.
     lists: Vec<Entry>,
     fixups: Vec<Fixup>,
@@ -342,6 +349,9 @@ pub struct Mbp {
     /// Per slot: its region when it is in exactly one, else `NO_HOME`. The fast path reads
     /// this (two bytes a proxy) rather than the whole membership.
     home: Vec<u16>,
+    /// Per slot, written for every slot placed: whether it changed but stays in the cells it
+    /// was in, so that they re-encode it in place instead of receiving it.
+    stays: Vec<Stay>,
     extras: Vec<Vec<Entry>>,
     free_extras: Vec<u32>,
     /// Per slot: held and not fully inside a region (the bitmap new regions scan).
@@ -356,6 +366,9 @@ pub struct Mbp {
     /// This update looks up the regions of every proxy (derived regions were laid out anew,
     /// or the first regions were added).
     lookup_all: bool,
+    /// Every cell was replaced this update (a full layout): memberships may still name the
+    /// cells a proxy is in, but the cells are empty.
+    new_cells: bool,
     /// The first region was added: the derived regions go at the next update.
     switching: bool,
     /// Live proxies at the last full layout; `None` before the first update.
@@ -415,6 +428,7 @@ impl Mbp {
             cells,
             members: Vec::new(),
             home: Vec::new(),
+            stays: Vec::new(),
             extras: Vec::new(),
             free_extras: Vec::new(),
             not_inside: Bits::default(),
@@ -423,6 +437,7 @@ impl Mbp {
             recut: RegionSet::default(),
             joinable: RegionSet::default(),
             lookup_all: false,
+            new_cells: false,
             switching: false,
             layout_for: None,
             relayout: false,
@@ -718,6 +733,7 @@ impl Mbp {
                 list.retain(|e| usize::from(e.region) != r);
                 m.count = list.len() as u16;
                 m.first = list[0];
+                m.second = list.get(1).copied().unwrap_or_default();
                 if m.count == 1 {
                     list.clear();
                     self.free_extras.push(m.extra);
@@ -733,6 +749,7 @@ impl Mbp {
         if self.members.len() < n {
             self.members.resize(n, Membership::default());
             self.home.resize(n, NO_HOME);
+            self.stays.resize(n, Stay::No);
             self.forced.resize(n, 0);
             self.not_inside
                 .0
@@ -874,6 +891,8 @@ impl Mbp {
         }
         let len = self.cells.len();
         self.cells.replace(0..len, all);
+        // Memberships may still name the same regions and cells, but the cells are empty.
+        self.new_cells = true;
         self.cells.track_bounds = true;
         self.refresh_regions();
         self.layout_for = Some(n);
@@ -1116,15 +1135,18 @@ impl Mbp {
             not_inside: &self.not_inside.0,
             joinable: self.joinable,
             lookup_all: self.lookup_all,
+            new_cells: self.new_cells,
         };
         let chunks = Cells::chunks_for(&self.to_place, self.parallel);
         let mut states: Vec<PlaceChunk> = split_slots(&mut self.members, &self.to_place, chunks)
             .into_iter()
             .zip(split_slots(&mut self.home, &self.to_place, chunks))
-            .map(|((base, members), (_, home))| PlaceChunk {
+            .zip(split_slots(&mut self.stays, &self.to_place, chunks))
+            .map(|(((base, members), (_, home)), (_, stays))| PlaceChunk {
                 base,
                 members,
                 home,
+                stays,
                 lists: Vec::new(),
                 fixups: Vec::new(),
             })
@@ -1165,7 +1187,7 @@ impl Mbp {
 
     /// Step 4 of the module docs.
     fn prune(&mut self) {
-        let (store, forced) = (&self.store, &self.forced);
+        let (store, forced, stays) = (&self.store, &self.forced, &self.stays);
         let view = MembershipView {
             members: &self.members,
             extras: &self.extras,
@@ -1174,6 +1196,8 @@ impl Mbp {
             allows: &|x: u32, y: u32| store.allows_unless_both_fixed(x, y),
             changed: &|s: u32| store.is_dirty(s as usize) || forced[s as usize] != 0,
             lower_common: &|x: u32, y: u32, r: usize| view.share_region_below(x, y, r),
+            stays,
+            store,
         };
         self.cells.prune(self.parallel, &rules);
     }
@@ -1199,6 +1223,7 @@ impl Mbp {
         self.recut = RegionSet::default();
         self.joinable = RegionSet::default();
         self.lookup_all = false;
+        self.new_cells = false;
     }
 }
 
@@ -1211,12 +1236,11 @@ fn deal_in(
     r: usize,
     first: usize,
     flags: u32,
-    aabb: &Aabb,
+    range: CellRange,
     mut arrival: Arrival,
     fixed: bool,
     sink: &mut cells::Sink<'_>,
 ) -> Entry {
-    let range = b.grid.range(aabb);
     arrival.tag = cells::tag(first, range.u0, range.v0) | flags;
     for (u, v) in range.cells() {
         sink.push(b.first_cell + b.grid.index(u, v), arrival, fixed);
@@ -1244,6 +1268,8 @@ struct Placing<'a> {
     not_inside: &'a [AtomicU64],
     joinable: RegionSet,
     lookup_all: bool,
+    /// Every cell was replaced this update (a full layout): no proxy stays.
+    new_cells: bool,
 }
 
 impl Placing<'_> {
@@ -1253,6 +1279,7 @@ impl Placing<'_> {
         let s = slot as usize;
         let i = s - st.base;
         let old = st.members[i];
+        st.stays[i] = Stay::No;
         if !self.store.is_alive(s) {
             st.members[i] = Membership::default();
             st.home[i] = NO_HOME;
@@ -1284,7 +1311,13 @@ impl Placing<'_> {
             Regions::One(r) => {
                 match built(r) {
                     Some(b) => {
-                        m.first = deal_in(b, r, r, 0, aabb, arrival(b.grid.axes), fixed, sink);
+                        let range = b.grid.range(aabb);
+                        m.first = if self.stays_put(s, &old, r, range) {
+                            st.stays[i] = if fixed { Stay::Fixed } else { Stay::Dynamic };
+                            old.first
+                        } else {
+                            deal_in(b, r, r, 0, range, arrival(b.grid.axes), fixed, sink)
+                        };
                         m.count = 1;
                     }
                     None => {
@@ -1312,15 +1345,28 @@ impl Placing<'_> {
                 };
                 // Regions mostly share their axes: encode once per axes met.
                 let mut last: Option<([usize; 3], Arrival)> = None;
+                if self.stays_put_in(s, &old, set, aabb) {
+                    // Same regions and cells: the membership, its list included, is kept.
+                    st.stays[i] = if fixed { Stay::Fixed } else { Stay::Dynamic };
+                    st.members[i] = Membership { inside, ..old };
+                    st.home[i] = if old.count == 1 {
+                        u16::from(old.first.region)
+                    } else {
+                        NO_HOME
+                    };
+                    self.mark_not_inside(s, !inside);
+                    return;
+                }
                 for r in set.iter() {
                     let Some(b) = built(r) else { continue };
                     let f = *first.get_or_insert(r);
+                    let range = b.grid.range(aabb);
                     let a = match last {
                         Some((axes, a)) if axes == b.grid.axes => a,
                         _ => arrival(b.grid.axes),
                     };
                     last = Some((b.grid.axes, a));
-                    st.lists.push(deal_in(b, r, f, two, aabb, a, fixed, sink));
+                    st.lists.push(deal_in(b, r, f, two, range, a, fixed, sink));
                 }
                 let len = st.lists.len() - start;
                 match len {
@@ -1332,7 +1378,7 @@ impl Placing<'_> {
                         m.first = st.lists[start];
                         st.lists.truncate(start);
                     }
-                    _ => m.first = st.lists[start],
+                    _ => (m.first, m.second) = (st.lists[start], st.lists[start + 1]),
                 }
                 m.count = len as u16;
                 if len >= 2 || old.extra != NO_EXTRA {
@@ -1352,6 +1398,45 @@ impl Placing<'_> {
         };
         st.members[i] = m;
         self.mark_not_inside(s, !m.inside);
+    }
+
+    /// Whether slot `s`, now in region `r` alone over cells `range`, was in exactly those
+    /// (and nothing forces it out): its cells then keep it, re-encoded in place, and it is not
+    /// dealt. Its tag, made of its region and first cell, is the same.
+    #[inline]
+    fn stays_put(&self, s: usize, old: &Membership, r: usize, range: CellRange) -> bool {
+        !self.new_cells
+            && self.store.was_in(s)
+            && self.forced[s] == 0
+            && old.count == 1
+            && !old.out
+            && usize::from(old.first.region) == r
+            && old.first.range == range
+    }
+
+    /// [`Placing::stays_put`] for a proxy now in the regions of `set`: whether it was in
+    /// exactly those, over the same cells in each.
+    fn stays_put_in(&self, s: usize, old: &Membership, set: RegionSet, aabb: &Aabb) -> bool {
+        if self.new_cells
+            || !self.store.was_in(s)
+            || self.forced[s] != 0
+            || old.out
+            || usize::from(old.count) != set.len()
+        {
+            return false;
+        }
+        let pair = [old.first, old.second];
+        let entries = match old.count {
+            1 | 2 => &pair[..usize::from(old.count)],
+            _ => &self.extras[old.extra as usize][..],
+        };
+        set.iter().zip(entries).all(|(r, e)| {
+            usize::from(e.region) == r
+                && self.regions[r]
+                    .as_ref()
+                    .and_then(Region::built)
+                    .is_some_and(|b| b.grid.range(aabb) == e.range)
+        })
     }
 
     /// Sets slot `s`'s bit in the bitmap of proxies not fully inside a region (atomically:
