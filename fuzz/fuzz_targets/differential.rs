@@ -46,7 +46,11 @@ impl Bytes<'_> {
     fn desc(&mut self) -> Option<ProxyDesc> {
         let b = self.u8()?;
         Some(ProxyDesc {
-            mobility: if b & 1 == 0 { Mobility::Dynamic } else { Mobility::Fixed },
+            mobility: if b & 1 == 0 {
+                Mobility::Dynamic
+            } else {
+                Mobility::Fixed
+            },
             layer: Layer((b >> 1) & 3),
             group: Group(u32::from(b >> 6)),
             user_data: u64::from(b),
@@ -64,8 +68,20 @@ impl Bytes<'_> {
         })
     }
 
+    /// A small move, as a simulation's.
+    fn offset(&mut self) -> Option<[f32; 3]> {
+        Some([self.coord()?, self.coord()?, self.coord()?].map(|c| c.clamp(-2.0, 2.0)))
+    }
+
     fn bad(&mut self) -> Option<BadBox> {
-        Some([BadBox::Nan, BadBox::PosInf, BadBox::NegInf, BadBox::Inverted][usize::from(self.u8()? % 4)])
+        Some(
+            [
+                BadBox::Nan,
+                BadBox::PosInf,
+                BadBox::NegInf,
+                BadBox::Inverted,
+            ][usize::from(self.u8()? % 4)],
+        )
     }
 
     fn query(&mut self) -> Option<Query> {
@@ -81,7 +97,11 @@ impl Bytes<'_> {
                 },
                 self.mask()?,
             ),
-            4 => Query::Ray(Ray::new(self.point()?, self.point()?), self.coord()?.abs() * 4.0, self.mask()?),
+            4 => Query::Ray(
+                Ray::new(self.point()?, self.point()?),
+                self.coord()?.abs() * 4.0,
+                self.mask()?,
+            ),
             5 => Query::BoxCast(self.aabb()?, self.point()?, self.mask()?),
             6 => Query::Nearest(self.point()?, usize::from(self.u8()? % 8), self.mask()?),
             _ => Query::FirstHit(self.aabb()?),
@@ -101,10 +121,32 @@ impl Bytes<'_> {
             }
             5 => Op::InsertDuplicate(self.pick()?, self.desc()?),
             6 | 7 => Op::SetAabb(self.pick()?, self.aabb()?),
-            8 => Op::Nudge(self.pick()?, [self.coord()?, self.coord()?, self.coord()?].map(|c| c.clamp(-2.0, 2.0))),
+            8 => match self.u8()? % 4 {
+                0 => {
+                    let n = self.u8()? % 12;
+                    let mut moves = Vec::new();
+                    for _ in 0..n {
+                        moves.push((self.pick()?, self.offset()?));
+                    }
+                    let bad = match self.u8()? % 4 {
+                        0 => Some((
+                            usize::from(self.u8()?),
+                            self.bad()?,
+                            usize::from(self.u8()? % 3),
+                        )),
+                        _ => None,
+                    };
+                    Op::NudgeMany(moves, bad)
+                }
+                _ => Op::Nudge(self.pick()?, self.offset()?),
+            },
             9 => Op::SetDesc(self.pick()?, self.desc()?),
             10 => Op::Remove(self.pick()?),
-            11 => Op::SetLayersCollide(Layer(self.u8()? % 4), Layer(self.u8()? % 4), self.u8()? & 1 == 0),
+            11 => Op::SetLayersCollide(
+                Layer(self.u8()? % 4),
+                Layer(self.u8()? % 4),
+                self.u8()? & 1 == 0,
+            ),
             12 => Op::ShiftOrigin(self.point()?),
             13 | 14 => Op::Update,
             15 => Op::InsertBad(self.bad()?, usize::from(self.u8()? % 3)),

@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use broadphase::{Algorithm, BroadPhase, BruteForce, Config, Error, Pair, ProxyId};
+use broadphase::{Aabb, Algorithm, BroadPhase, BruteForce, Config, Error, Pair, ProxyId};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::scene_file::SceneFile;
@@ -216,10 +216,13 @@ pub fn apply(bp: &mut dyn BroadPhase, ids: &mut [ProxyId], frame: &Frame) -> Res
     for &(i, aabb, desc) in &frame.added {
         ids[i as usize] = bp.insert(aabb, desc)?;
     }
-    for &(i, aabb) in &frame.moved {
-        bp.set_aabb(ids[i as usize], aabb)?;
-    }
-    Ok(())
+    // The moves as one batch, the way a physics step hands them over.
+    let moves: Vec<(ProxyId, Aabb)> = frame
+        .moved
+        .iter()
+        .map(|&(i, aabb)| (ids[i as usize], aabb))
+        .collect();
+    bp.set_aabbs(&moves)
 }
 
 /// A progress bar that appears only once the run has taken a second.

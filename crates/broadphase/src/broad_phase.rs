@@ -55,6 +55,37 @@ pub trait BroadPhase: Send + Sync {
     /// [`Error::InvertedAabb`].
     fn set_aabb(&mut self, id: ProxyId, aabb: Aabb) -> Result<(), Error>;
 
+    /// Moves many proxies' boxes, as [`set_aabb`](BroadPhase::set_aabb) on each in order (a
+    /// proxy listed twice ends with its last box), but all of them or none: every item is
+    /// checked first. The way a physics step hands over its moved bodies; faster than one call
+    /// per box when the proxies lie all over the structure (after churn, say).
+    ///
+    /// ```
+    /// use broadphase::{Aabb, Algorithm, BroadPhase, Config, Pair, ProxyDesc};
+    /// let mut bp = broadphase::new(Algorithm::Abp, Config::default());
+    /// let a = bp.insert(Aabb::new([0.0; 3], [1.0; 3]), ProxyDesc::dynamic())?;
+    /// let b = bp.insert(Aabb::new([5.0; 3], [6.0; 3]), ProxyDesc::dynamic())?;
+    /// bp.set_aabbs(&[(a, Aabb::new([2.0; 3], [3.0; 3])), (b, Aabb::new([2.5; 3], [3.5; 3]))])?;
+    /// assert_eq!(bp.update()?.created(), &[Pair::new(a, b)]);
+    /// // One bad box: nothing moves.
+    /// let bad = Aabb::new([f32::NAN; 3], [1.0; 3]);
+    /// assert!(bp.set_aabbs(&[(a, Aabb::new([9.0; 3], [10.0; 3])), (b, bad)]).is_err());
+    /// assert_eq!(bp.aabb(a)?, Aabb::new([2.0; 3], [3.0; 3]));
+    /// # Ok::<(), broadphase::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`set_aabb`](BroadPhase::set_aabb), for the first invalid item.
+    fn set_aabbs(&mut self, items: &[(ProxyId, Aabb)]) -> Result<(), Error> {
+        for (id, aabb) in items {
+            self.aabb(*id)?;
+            aabb.validate()?;
+        }
+        items
+            .iter()
+            .try_for_each(|&(id, aabb)| self.set_aabb(id, aabb))
+    }
+
     /// Changes a proxy's mobility, layer, group or user data.
     ///
     /// # Errors

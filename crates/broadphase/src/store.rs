@@ -7,8 +7,11 @@
 
 use crate::filter::{check_layer, LayerMatrix};
 use crate::pairs::{key_slots, PairSet};
+use crate::prefetch::prefetch;
 use crate::{Aabb, Config, Error, Layer, Pair, PairEvents, ProxyDesc, ProxyId, Stats};
 
+/// How many items ahead [`Store::set_aabbs`] asks for a proxy's entries.
+const MOVE_AHEAD: usize = 8;
 /// The slot is a live proxy.
 const ALIVE: u8 = 1;
 /// The slot was a live proxy at the end of the last update (the algorithm's structures hold it).
@@ -174,6 +177,44 @@ impl Store {
         self.grow_bounds(&aabb);
         self.bounds_loose += 1;
         self.mark_dirty(slot);
+        Ok(())
+    }
+
+    /// All or nothing: every item is checked before the first box is written. A frame's moves
+    /// after churn come in no slot order, and each proxy's entries cost a trip to memory: the
+    /// entries of the item [`MOVE_AHEAD`] places on are asked for before they are needed.
+    pub(crate) fn set_aabbs(&mut self, items: &[(ProxyId, Aabb)]) -> Result<(), Error> {
+        for (k, (id, aabb)) in items.iter().enumerate() {
+            if let Some((ahead, _)) = items.get(k + MOVE_AHEAD) {
+                let i = ahead.index() as usize;
+                if let (Some(g), Some(f)) = (self.generations.get(i), self.flags.get(i)) {
+                    prefetch(g);
+                    prefetch(f);
+                }
+            }
+            self.slot(*id)?;
+            aabb.validate()?;
+        }
+        // The union of the new boxes, kept in registers and merged into `bounds` once.
+        let mut union: Option<Aabb> = None;
+        for (k, &(id, aabb)) in items.iter().enumerate() {
+            if let Some((ahead, _)) = items.get(k + MOVE_AHEAD) {
+                let i = ahead.index() as usize;
+                if let (Some(a), Some(f)) = (self.aabbs.get(i), self.flags.get(i)) {
+                    prefetch(a);
+                    prefetch(f);
+                }
+            }
+            // Checked above: a live slot.
+            let slot = id.index() as usize;
+            self.aabbs[slot] = aabb;
+            union = Some(union.map_or(aabb, |u| u.union(&aabb)));
+            self.mark_dirty(slot);
+        }
+        if let Some(u) = union {
+            self.grow_bounds(&u);
+        }
+        self.bounds_loose += items.len();
         Ok(())
     }
 
@@ -500,6 +541,13 @@ macro_rules! forward_to_store {
             aabb: $crate::Aabb,
         ) -> Result<(), $crate::Error> {
             self.store.set_aabb(id, aabb)
+        }
+
+        fn set_aabbs(
+            &mut self,
+            items: &[($crate::ProxyId, $crate::Aabb)],
+        ) -> Result<(), $crate::Error> {
+            self.store.set_aabbs(items)
         }
 
         fn set_desc(

@@ -92,6 +92,10 @@ pub enum Op {
     SetAabb(Pick, Aabb),
     /// `set_aabb` to the current box moved by an offset.
     Nudge(Pick, [f32; 3]),
+    /// `set_aabbs` of current boxes moved by offsets (a proxy may come twice: its last box
+    /// wins). With `Some((place, kind, axis))`, the item at `place` (modulo the count) gets an
+    /// invalid box: the call must fail and move nothing.
+    NudgeMany(Vec<(Pick, [f32; 3])>, Option<(usize, BadBox, usize)>),
     /// `set_desc`.
     SetDesc(Pick, ProxyDesc),
     /// `remove`.
@@ -224,7 +228,12 @@ fn op(world: World) -> impl Strategy<Value = Op> {
         3 => prop::collection::vec((aabb.clone(), desc()), 0..40).prop_map(Op::InsertBatch),
         3 => (any::<usize>().prop_map(Pick), desc()).prop_map(|(i, d)| Op::InsertDuplicate(i, d)),
         12 => (any::<usize>().prop_map(Pick), aabb).prop_map(|(i, a)| Op::SetAabb(i, a)),
-        12 => (any::<usize>().prop_map(Pick), nudge).prop_map(|(i, o)| Op::Nudge(i, o)),
+        12 => (any::<usize>().prop_map(Pick), nudge.clone()).prop_map(|(i, o)| Op::Nudge(i, o)),
+        4 => (
+            prop::collection::vec((any::<usize>().prop_map(Pick), nudge), 0..24),
+            prop::option::weighted(0.2, (any::<usize>(), bad_box(), 0usize..3)),
+        )
+            .prop_map(|(moves, bad)| Op::NudgeMany(moves, bad)),
         4 => (any::<usize>().prop_map(Pick), desc()).prop_map(|(i, d)| Op::SetDesc(i, d)),
         8 => any::<usize>().prop_map(Pick).prop_map(Op::Remove),
         3 => (0u8..4, 0u8..4, any::<bool>())
@@ -624,6 +633,29 @@ fn replay(mut bp: Box<dyn BroadPhase>, ops: &[Op]) -> Result<Log, String> {
                     &oracle.set_aabb(live[k], aabb),
                 )?;
             }
+            Op::NudgeMany(moves, bad) => {
+                let mut items = Vec::with_capacity(moves.len());
+                for (i, offset) in moves {
+                    let Some(k) = pick(&live, i) else { continue };
+                    let aabb = oracle.aabb(live[k]).map_err(|e| e.to_string())?;
+                    items.push((live[k], aabb.translated(*offset)));
+                }
+                if let (Some((place, kind, axis)), false) = (bad, items.is_empty()) {
+                    let p = place % items.len();
+                    items[p].1 = kind.make(items[p].1, *axis);
+                }
+                // The contract, on the oracle one item at a time: every item checked, then
+                // every box set.
+                let want = items
+                    .iter()
+                    .try_for_each(|(id, aabb)| oracle.aabb(*id).and(aabb.validate()))
+                    .and_then(|()| {
+                        items
+                            .iter()
+                            .try_for_each(|&(id, aabb)| oracle.set_aabb(id, aabb))
+                    });
+                same(&at("set_aabbs"), &bp.set_aabbs(&items), &want)?;
+            }
             Op::SetDesc(i, desc) => {
                 let Some(k) = pick(&live, i) else { continue };
                 same(
@@ -899,9 +931,18 @@ impl Crowd {
         let mut ops = vec![Op::InsertBatch(items), Op::Update];
         let index = |rng: &mut Mix| Pick(rng.next() as usize);
         for frame in 0..self.frames {
+            // Every other frame hands its moves over as one batch.
+            let mut batch = Vec::new();
             for _ in 0..self.n * self.moving as usize / 100 {
                 let o = [0, 1, 2].map(|_| (rng.below(5) as f32 - 2.0) * 0.25);
-                ops.push(Op::Nudge(index(&mut rng), o));
+                if frame % 2 == 0 {
+                    ops.push(Op::Nudge(index(&mut rng), o));
+                } else {
+                    batch.push((index(&mut rng), o));
+                }
+            }
+            if !batch.is_empty() {
+                ops.push(Op::NudgeMany(batch, None));
             }
             for _ in 0..self.n * self.churn as usize / 100 {
                 ops.push(Op::Remove(index(&mut rng)));

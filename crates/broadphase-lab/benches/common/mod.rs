@@ -9,7 +9,7 @@ pub mod yardstick;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use broadphase::{Algorithm, BroadPhase, Config, ProxyId};
+use broadphase::{Aabb, Algorithm, BroadPhase, Config, ProxyId};
 use broadphase_lab::scenes::{Frame, Scene, SceneKind};
 use criterion::measurement::WallTime;
 use criterion::BenchmarkGroup;
@@ -146,6 +146,8 @@ pub struct BroadPhaseContender {
     ids: Vec<ProxyId>,
     /// The scene index behind each proxy slot, to name pairs by scene index.
     owners: Vec<u32>,
+    /// A frame's moves, handed over as one batch.
+    moves: Vec<(ProxyId, Aabb)>,
 }
 
 impl BroadPhaseContender {
@@ -178,7 +180,12 @@ impl BroadPhaseContender {
         for (i, id) in ids.iter().enumerate() {
             owners[id.index() as usize] = i as u32;
         }
-        Self { bp, ids, owners }
+        Self {
+            bp,
+            ids,
+            owners,
+            moves: Vec::new(),
+        }
     }
 
     /// The broad phase itself.
@@ -223,11 +230,14 @@ impl Contender for BroadPhaseContender {
             }
             self.owners[slot] = i;
         }
-        for &(i, aabb) in &frame.moved {
-            self.bp
-                .set_aabb(self.ids[i as usize], aabb)
-                .expect("moved objects are live and their boxes valid");
-        }
+        // The moves as one batch, the way a physics step hands them over.
+        self.moves.clear();
+        let ids = &self.ids;
+        self.moves
+            .extend(frame.moved.iter().map(|&(i, aabb)| (ids[i as usize], aabb)));
+        self.bp
+            .set_aabbs(&self.moves)
+            .expect("moved objects are live and their boxes valid");
         let events = self.bp.update().expect("update cannot fail");
         events.created().len() + events.deleted().len()
     }

@@ -201,7 +201,9 @@ impl Abp {
                 .extend((0..slots as u32).filter(|&i| s.is_alive(i as usize)));
         } else {
             self.to_deal.extend_from_slice(self.store.dirty());
-            self.cells.sort_slots(&mut self.to_deal);
+            let s = &self.store;
+            self.cells
+                .order_slots(&mut self.to_deal, slots, |i| s.is_dirty(i));
         }
         let (store, grid) = (&self.store, &self.grid);
         let chunks = Cells::chunks_for(&self.to_deal, self.parallel);

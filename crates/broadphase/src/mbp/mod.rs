@@ -1117,7 +1117,11 @@ impl Mbp {
                 .iter()
                 .filter(|&&s| !store.is_dirty(s as usize)),
         );
-        self.cells.sort_slots(&mut self.to_place);
+        let forced = &self.forced;
+        self.cells
+            .order_slots(&mut self.to_place, store.slot_count(), |s| {
+                store.is_dirty(s) || forced[s] != 0
+            });
     }
 
     /// Step 3 of the module docs: places `to_place`, dealing their arrivals into the cells
