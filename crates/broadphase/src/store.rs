@@ -361,14 +361,20 @@ impl Store {
     }
 
     fn recompute_bounds(&mut self) {
-        self.bounds = None;
         self.bounds_loose = 0;
-        for slot in 0..self.aabbs.len() {
-            if self.flags[slot] & ALIVE != 0 {
-                let b = self.aabbs[slot];
-                self.grow_bounds(&b);
+        // Per axis minima and maxima in locals (growing `self.bounds` box by box stalled on
+        // store forwarding), compared plainly: boxes are finite, so no NaN handling is needed
+        // (it doubled the loop). A dead slot's stale box is skipped.
+        let (mut lo, mut hi) = ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]);
+        for (b, &f) in self.aabbs.iter().zip(&self.flags) {
+            if f & ALIVE != 0 {
+                for a in 0..3 {
+                    lo[a] = if b.min[a] < lo[a] { b.min[a] } else { lo[a] };
+                    hi[a] = if b.max[a] > hi[a] { b.max[a] } else { hi[a] };
+                }
             }
         }
+        self.bounds = (self.len > 0).then(|| Aabb::new(lo, hi));
     }
 
     /// A box holding every live box (not always the tightest), or `None` when there is none.
