@@ -1339,16 +1339,6 @@ impl Placing<'_> {
                 }
             }
             Regions::Set(set) => {
-                let start = st.lists.len();
-                let mut first = None;
-                // Tags say when a box is in exactly two regions (see `cells::home`).
-                let two = if set.len() == 2 {
-                    cells::TWO_REGIONS
-                } else {
-                    0
-                };
-                // Regions mostly share their axes: encode once per axes met.
-                let mut last: Option<([usize; 3], Arrival)> = None;
                 if self.stays_put_in(s, &old, set, aabb) {
                     // Same regions and cells: the membership, its list included, is kept.
                     st.stays[i] = if fixed { Stay::Fixed } else { Stay::Dynamic };
@@ -1361,6 +1351,16 @@ impl Placing<'_> {
                     self.mark_not_inside(s, !inside);
                     return;
                 }
+                let start = st.lists.len();
+                let mut first = None;
+                // Tags say when a box is in exactly two regions (see `cells::home`).
+                let two = if set.len() == 2 {
+                    cells::TWO_REGIONS
+                } else {
+                    0
+                };
+                // Regions mostly share their axes: encode once per axes met.
+                let mut last: Option<([usize; 3], Arrival)> = None;
                 for r in set.iter() {
                     let Some(b) = built(r) else { continue };
                     let f = *first.get_or_insert(r);
