@@ -45,6 +45,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crate::abp::AbpSettings;
 use crate::cells::grid::{centre_spread, pad_stretch, CellRange, Grid};
 use crate::cells::{self, split_slots, Arrival, Cell, Cells, Home, Rules, Stay};
+use crate::prefetch::prefetch;
 use crate::prune::EncodedBox;
 use crate::query::{forward_queries, segment_bounds, Ray, SpatialIndex};
 use crate::store::{forward_to_store, Store};
@@ -58,6 +59,8 @@ const OUT: usize = 0;
 const OUT_AXES: [usize; 3] = [0, 1, 2];
 /// `Membership::extra` when the proxy is in at most one region.
 const NO_EXTRA: u32 = u32::MAX;
+/// How many changed proxies ahead the leaving step asks for a membership.
+const LEAVE_AHEAD: usize = 8;
 /// `Mbp::forced` flags: the slot is placed again this update although it did not change;
 /// and its regions are looked up anew (a region it was in went away), rather than kept.
 const FORCED: u8 = 1;
@@ -1084,16 +1087,24 @@ impl Mbp {
                     }
                     s
                 };
+                // The memberships of changed proxies lie apart: ask a few ahead.
+                if let Some(&ahead) = self.store.dirty().get(k + LEAVE_AHEAD) {
+                    if let Some(m) = self.members.get(ahead as usize) {
+                        prefetch(m);
+                    }
+                }
                 if !self.store.was_in(slot) {
                     continue;
                 }
                 let m = self.members[slot];
-                for i in 0..usize::from(m.count) {
-                    let e = if m.count == 1 {
-                        m.first
-                    } else {
-                        self.extras[m.extra as usize][i]
-                    };
+                // In one or two regions, the entries are in the membership: no list to read.
+                let pair = [m.first, m.second];
+                let entries = match m.count {
+                    0..=2 => &pair[..usize::from(m.count)],
+                    _ => &self.extras[m.extra as usize][..],
+                };
+                debug_assert!(m.count != 2 || self.extras[m.extra as usize][..] == pair);
+                for e in entries {
                     let r = usize::from(e.region);
                     let Some(b) = self.regions[r].as_ref().and_then(Region::built) else {
                         continue;
