@@ -136,6 +136,21 @@ struct Membership {
     out: bool,
 }
 
+impl Membership {
+    /// Its entries, lowest region first. In one or two regions they are copied into `buf` from
+    /// the membership itself (no list to read: it would cost a cache miss); in more they are
+    /// its list in `extras`.
+    #[inline]
+    fn entries<'a>(&self, extras: &'a [Vec<Entry>], buf: &'a mut [Entry; 2]) -> &'a [Entry] {
+        *buf = [self.first, self.second];
+        debug_assert!(self.count != 2 || extras[self.extra as usize][..] == buf[..]);
+        match self.count {
+            0..=2 => &buf[..usize::from(self.count)],
+            _ => &extras[self.extra as usize],
+        }
+    }
+}
+
 impl Default for Membership {
     fn default() -> Self {
         Self {
@@ -1097,14 +1112,8 @@ impl Mbp {
                     continue;
                 }
                 let m = self.members[slot];
-                // In one or two regions, the entries are in the membership: no list to read.
-                let pair = [m.first, m.second];
-                let entries = match m.count {
-                    0..=2 => &pair[..usize::from(m.count)],
-                    _ => &self.extras[m.extra as usize][..],
-                };
-                debug_assert!(m.count != 2 || self.extras[m.extra as usize][..] == pair);
-                for e in entries {
+                let mut buf = [Entry::default(); 2];
+                for e in m.entries(&self.extras, &mut buf) {
                     let r = usize::from(e.region);
                     let Some(b) = self.regions[r].as_ref().and_then(Region::built) else {
                         continue;
@@ -1415,16 +1424,20 @@ impl Placing<'_> {
         self.mark_not_inside(s, !m.inside);
     }
 
+    /// Whether slot `s`, whose membership was `old`, may keep it: it was held in cells that
+    /// still exist, nothing forces it to be placed again, and it was not out of bounds.
+    #[inline]
+    fn may_stay(&self, s: usize, old: &Membership) -> bool {
+        !self.new_cells && self.store.was_in(s) && self.forced[s] == 0 && !old.out
+    }
+
     /// Whether slot `s`, now in region `r` alone over cells `range`, was in exactly those
-    /// (and nothing forces it out): its cells then keep it, re-encoded in place, and it is not
-    /// dealt. Its tag, made of its region and first cell, is the same.
+    /// (and may stay): its cells then keep it, re-encoded in place, and it is not dealt. Its
+    /// tag, made of its region and first cell, is the same.
     #[inline]
     fn stays_put(&self, s: usize, old: &Membership, r: usize, range: CellRange) -> bool {
-        !self.new_cells
-            && self.store.was_in(s)
-            && self.forced[s] == 0
+        self.may_stay(s, old)
             && old.count == 1
-            && !old.out
             && usize::from(old.first.region) == r
             && old.first.range == range
     }
@@ -1432,19 +1445,11 @@ impl Placing<'_> {
     /// [`Placing::stays_put`] for a proxy now in the regions of `set`: whether it was in
     /// exactly those, over the same cells in each.
     fn stays_put_in(&self, s: usize, old: &Membership, set: RegionSet, aabb: &Aabb) -> bool {
-        if self.new_cells
-            || !self.store.was_in(s)
-            || self.forced[s] != 0
-            || old.out
-            || usize::from(old.count) != set.len()
-        {
+        if !self.may_stay(s, old) || usize::from(old.count) != set.len() {
             return false;
         }
-        let pair = [old.first, old.second];
-        let entries = match old.count {
-            1 | 2 => &pair[..usize::from(old.count)],
-            _ => &self.extras[old.extra as usize][..],
-        };
+        let mut buf = [Entry::default(); 2];
+        let entries = old.entries(self.extras, &mut buf);
         set.iter().zip(entries).all(|(r, e)| {
             usize::from(e.region) == r
                 && self.regions[r]
@@ -1480,12 +1485,8 @@ impl Placing<'_> {
         let lookup = self.lookup_all || self.store.is_dirty(s) || self.forced[s] & REHOME != 0;
         if !lookup {
             let mut set = RegionSet::default();
-            let entries = match old.count {
-                0 => &[][..],
-                1 => std::slice::from_ref(&old.first),
-                _ => &self.extras[old.extra as usize][..],
-            };
-            for e in entries {
+            let mut buf = [Entry::default(); 2];
+            for e in old.entries(self.extras, &mut buf) {
                 set.insert(usize::from(e.region));
             }
             if !self.joinable.is_empty() {
@@ -1527,19 +1528,12 @@ struct MembershipView<'a> {
 }
 
 impl MembershipView<'_> {
-    fn entries_of<'b>(&'b self, m: &'b Membership) -> &'b [Entry] {
-        match m.count {
-            0 => &[],
-            1 => std::slice::from_ref(&m.first),
-            _ => &self.extras[m.extra as usize],
-        }
-    }
-
     /// Whether the slots `x` and `y` share a region below `r`.
     fn share_region_below(&self, x: u32, y: u32, r: usize) -> bool {
+        let (mut bx, mut by) = ([Entry::default(); 2], [Entry::default(); 2]);
         let (ex, ey) = (
-            self.entries_of(&self.members[x as usize]),
-            self.entries_of(&self.members[y as usize]),
+            self.members[x as usize].entries(self.extras, &mut bx),
+            self.members[y as usize].entries(self.extras, &mut by),
         );
         let (mut i, mut j) = (0, 0);
         while i < ex.len() && j < ey.len() {
@@ -1585,9 +1579,10 @@ impl SpatialIndex for Mbp {
                     if cells::home(here, cells::local(tag), query) != Home::Here {
                         return ControlFlow::Continue(());
                     }
+                    let mut buf = [Entry::default(); 2];
                     let lower = cells::tag_region(tag) < r
-                        && view
-                            .entries_of(&view.members[slot as usize])
+                        && view.members[slot as usize]
+                            .entries(view.extras, &mut buf)
                             .iter()
                             .any(|e| {
                                 usize::from(e.region) < r && touched.contains(usize::from(e.region))
