@@ -18,6 +18,18 @@ const ALIVE: u8 = 1;
 const WAS_IN: u8 = 2;
 /// The slot is in the changed list.
 const DIRTY: u8 = 4;
+/// The live proxy is fixed: a copy of its description's motion, read with the other flags
+/// where a pass would otherwise miss the cache on the description.
+const FIXED: u8 = 8;
+
+/// The [`FIXED`] flag of a description.
+fn fixed_flag(desc: &ProxyDesc) -> u8 {
+    if desc.is_fixed() {
+        FIXED
+    } else {
+        0
+    }
+}
 
 /// The proxies and the state shared by all algorithms.
 #[derive(Clone, Debug)]
@@ -130,14 +142,14 @@ impl Store {
                 self.aabbs[s] = aabb;
                 self.descs[s] = desc;
                 // WAS_IN stays as the last update left it (clear, since the slot was freed).
-                self.flags[s] = ALIVE;
+                self.flags[s] = ALIVE | fixed_flag(&desc);
                 s
             }
             None => {
                 self.aabbs.push(aabb);
                 self.descs.push(desc);
                 self.generations.push(0);
-                self.flags.push(ALIVE);
+                self.flags.push(ALIVE | fixed_flag(&desc));
                 self.aabbs.len() - 1
             }
         };
@@ -226,6 +238,7 @@ impl Store {
         self.grouped =
             self.grouped + usize::from(desc.group.0 != 0) - usize::from(old.group.0 != 0);
         self.descs[slot] = desc;
+        self.flags[slot] = (self.flags[slot] & !FIXED) | fixed_flag(&desc);
         self.mark_dirty(slot);
         Ok(())
     }
@@ -400,7 +413,7 @@ impl Store {
             let alive = self.flags[s] & ALIVE;
             let mut f = alive;
             if alive != 0 {
-                f |= WAS_IN;
+                f |= WAS_IN | (self.flags[s] & FIXED);
             }
             self.flags[s] = f;
         }
@@ -424,6 +437,18 @@ impl Store {
     #[inline]
     pub(crate) fn is_dirty(&self, slot: usize) -> bool {
         self.flags[slot] & DIRTY != 0
+    }
+
+    /// Whether the live proxy in `slot` is fixed (its description's motion, read from the
+    /// flags).
+    #[inline]
+    pub(crate) fn is_fixed(&self, slot: usize) -> bool {
+        debug_assert_eq!(
+            self.flags[slot] & FIXED != 0,
+            self.descs[slot].is_fixed(),
+            "the fixed flag follows the description"
+        );
+        self.flags[slot] & FIXED != 0
     }
 
     /// Whether the algorithm's structures hold the slot (it was live at the last update).

@@ -213,6 +213,19 @@ fn grid_every_radix_width_matches_brute_force() {
 }
 
 #[test]
+fn grid_sorting_every_entry_every_update_matches_brute_force() {
+    // The chapter's way: no box keeps its entries from the last update.
+    for schedule in [broadphase::Schedule::Parity, broadphase::Schedule::All] {
+        let settings = broadphase::GridSettings {
+            keep_cells: false,
+            schedule,
+            ..Default::default()
+        };
+        testing::check_algorithm_with(|| grid(settings, Config::default()), &GRID_VARIANT);
+    }
+}
+
+#[test]
 fn grid_with_small_cells_matches_brute_force() {
     // Cells smaller than most boxes: most boxes live on coarser levels, and the finer ones
     // visit them; many boxes straddle buckets. Single-threaded, both schedules.

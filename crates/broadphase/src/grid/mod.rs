@@ -35,7 +35,7 @@ use crate::pairs::{cancel_common, KeySorter};
 use crate::query::{forward_queries, segment_bounds, Ray, SpatialIndex};
 use crate::store::{forward_to_store, Store};
 use crate::{Aabb, Algorithm, BroadPhase, Config, Error, Pair, PairEvents, Stats};
-use bucket::{Bucket, Context, Record, DIRTY, FIXED, SLOT};
+use bucket::{record_flags, Bucket, Context, Record, SLOT};
 pub use chapter::{SortAndSweep, SweepFigures};
 use layout::{Layout, LevelGrid, FINE_SPAN};
 pub use settings::{GridSettings, Schedule};
@@ -112,21 +112,38 @@ fn record(g: &LevelGrid, aabb: &Aabb, flags: u32) -> (Record, [i32; 3]) {
     (Record::new(aabb, flags, lo, hi, home), hi)
 }
 
-/// The flags of the record of `slot`.
-#[inline]
-fn flags(store: &Store, slot: usize, all_dirty: bool) -> u32 {
-    let mut f = slot as u32;
-    if store.desc_at(slot).is_fixed() {
-        f |= FIXED;
+/// Where a box's cells were on level 0 at the last update: its lowest cell and its
+/// [`Record::shape`]. A box that covers the same cells again keeps its entries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Placement {
+    lo: [i32; 3],
+    shape: u32,
+}
+
+impl Placement {
+    /// Not on level 0 (not live, on a coarser level, or not placed yet).
+    const NONE: Self = Self {
+        lo: [0; 3],
+        shape: u32::MAX,
+    };
+
+    fn is_placed(&self) -> bool {
+        self.shape != u32::MAX
     }
-    if all_dirty || store.is_dirty(slot) {
-        f |= DIRTY;
-    }
-    f
+}
+
+/// What one dealer owns of the per-slot state: its chunk's placements and leave flags.
+struct ChunkState<'a> {
+    placed: &'a mut [Placement],
+    leaves: &'a mut [bool],
 }
 
 impl Dealer {
-    /// Pass 1: deals the chunk's level-0 boxes and finds the level of the others.
+    /// Pass 1: deals the chunk's level-0 boxes and finds the level of the others. With
+    /// `keep`, a level-0 box that covers the cells it covered at the last update is not dealt
+    /// (its records stay in their buckets); every other box that was on level 0 is marked as
+    /// leaving, so that its buckets drop its records.
+    #[allow(clippy::too_many_arguments)]
     fn deal_fine(
         &mut self,
         chunk: usize,
@@ -135,18 +152,35 @@ impl Dealer {
         layout: &Layout,
         fine_buckets: usize,
         all_dirty: bool,
+        keep: bool,
+        state: &mut ChunkState<'_>,
     ) {
         let start = chunk * chunk_size;
-        let end = (start + chunk_size).min(store.slot_count());
         self.hands.resize_with(1, Hand::default);
         self.hands[0].reset(fine_buckets);
         self.levels.clear();
         self.upper.clear();
         self.outside = 0;
         let g = &layout.fine;
-        for slot in start..end {
+        for (k, (placed, leaves)) in state
+            .placed
+            .iter_mut()
+            .zip(state.leaves.iter_mut())
+            .enumerate()
+        {
+            let slot = start + k;
+            let was_placed = keep && placed.is_placed();
+            *leaves = was_placed;
             if !store.is_alive(slot) {
+                *placed = Placement::NONE;
                 self.levels.push(NO_LEVEL);
+                continue;
+            }
+            if was_placed && !store.is_dirty(slot) {
+                // Unchanged since the last update: same cells, same entries.
+                *leaves = false;
+                self.outside += usize::from(layout.is_outside(&placed.lo));
+                self.levels.push(0);
                 continue;
             }
             let aabb = store.aabb_at(slot);
@@ -155,9 +189,19 @@ impl Dealer {
             if (0..3).all(|a| hi[a] - lo[a] < FINE_SPAN) {
                 self.levels.push(0);
                 let home = aabb.center().map(|c| g.cell(c));
-                let rec = Record::new(aabb, flags(store, slot, all_dirty), lo, hi, home);
+                let now = Placement {
+                    lo,
+                    shape: Record::shape_of(lo, hi, home),
+                };
+                if was_placed && now == *placed {
+                    *leaves = false;
+                    continue;
+                }
+                *placed = now;
+                let rec = Record::new(aabb, record_flags(store, slot, all_dirty), lo, hi, home);
                 self.hands[0].deal(g, rec, hi, true);
             } else {
+                *placed = Placement::NONE;
                 let level = layout.level_of(aabb, &(lo, hi)) as usize;
                 self.levels.push(level as u8);
                 if self.upper.len() <= level {
@@ -189,7 +233,7 @@ impl Dealer {
             }
             let slot = start + k;
             let aabb = store.aabb_at(slot);
-            let f = flags(store, slot, all_dirty);
+            let f = record_flags(store, slot, all_dirty);
             for (hand, level) in self.hands.iter_mut().zip(levels).skip(1) {
                 let l = level.grid.level;
                 let resident = l == u32::from(own);
@@ -265,6 +309,10 @@ pub struct Grid {
     /// The levels in use, finest first; level 0 first whenever there is a layout.
     levels: Vec<Level>,
     dealers: Vec<Dealer>,
+    /// Per slot: where its box was on level 0 at the last update.
+    placed: Vec<Placement>,
+    /// Per slot, this update: whether its box left the level-0 cells it was in.
+    leaves: Vec<bool>,
     /// Boxes whose centre lay outside the layout's region at the last update.
     outside: usize,
     /// Candidate created and deleted pair keys of this update.
@@ -300,6 +348,8 @@ impl Grid {
             layout_for: 0,
             levels: Vec::new(),
             dealers: Vec::new(),
+            placed: Vec::new(),
+            leaves: Vec::new(),
             outside: 0,
             created: Vec::new(),
             deleted: Vec::new(),
@@ -381,9 +431,31 @@ impl Grid {
         self.dealers.resize_with(chunks, Dealer::default);
         self.dealers.truncate(chunks);
         let fine_buckets = self.levels[0].buckets.len();
-        run_each(self.parallel, &mut self.dealers, |c, d| {
-            d.deal_fine(c, chunk_size, store, layout, fine_buckets, all_dirty)
+        // Boxes keep their level-0 entries from the last update unless every box must be
+        // dealt again (a new layout, or the chapter's way asked for).
+        let keep = self.settings.keep_cells && !all_dirty;
+        self.placed.resize(slots, Placement::NONE);
+        self.leaves.resize(slots, false);
+        let mut work: Vec<(&mut Dealer, ChunkState<'_>)> = self
+            .dealers
+            .iter_mut()
+            .zip(self.placed.chunks_mut(chunk_size))
+            .zip(self.leaves.chunks_mut(chunk_size))
+            .map(|((d, placed), leaves)| (d, ChunkState { placed, leaves }))
+            .collect();
+        run_each(self.parallel, &mut work, |c, (d, state)| {
+            d.deal_fine(
+                c,
+                chunk_size,
+                store,
+                layout,
+                fine_buckets,
+                all_dirty,
+                keep,
+                state,
+            )
         });
+        drop(work);
         self.outside = self.dealers.iter().map(|d| d.outside).sum();
 
         // The coarser levels with boxes now, and those that had boxes (their pairs must go).
@@ -415,7 +487,7 @@ impl Grid {
 
         let mut figures = Figures::default();
         for li in 0..self.levels.len() {
-            self.process_level(li);
+            self.process_level(li, keep);
             let lv = &mut self.levels[li];
             for b in &mut lv.buckets {
                 self.created.extend_from_slice(&b.created);
@@ -438,18 +510,22 @@ impl Grid {
         self.figures = figures;
     }
 
-    /// Gathers each bucket's records from the dealers, then builds, tests and diffs it.
-    fn process_level(&mut self, li: usize) {
+    /// Gathers each bucket's records from the dealers, then builds, tests and diffs it. With
+    /// `keep`, level 0's buckets keep the records of boxes that stayed in their cells and take
+    /// the dealt ones as arrivals.
+    fn process_level(&mut self, li: usize, keep: bool) {
         let level = &mut self.levels[li];
+        let incremental = keep && li == 0;
         // A lone dealer's residents become the buckets' records as they are.
         let lone = self.dealers.len() == 1;
-        if let (true, Some(hand)) = (lone, self.dealers[0].hands.get_mut(li)) {
+        if let (true, false, Some(hand)) = (lone, incremental, self.dealers[0].hands.get_mut(li)) {
             for (bucket, list) in level.buckets.iter_mut().zip(&mut hand.residents) {
                 std::mem::swap(&mut bucket.records, list);
             }
         }
         let store = &self.store;
         let dealers = &self.dealers;
+        let leaves = &self.leaves;
         let ctx = Context {
             store,
             grid: &level.grid,
@@ -458,21 +534,30 @@ impl Grid {
         let schedule = self.settings.schedule;
         let ctx = &ctx;
         run_each(self.parallel, &mut level.buckets, |b, bucket| {
-            if !lone {
-                bucket.records.clear();
-                for d in dealers {
-                    if let Some(h) = d.hands.get(li) {
-                        bucket.records.extend_from_slice(&h.residents[b]);
+            if incremental {
+                // Level 0 has no visitors.
+                let arrivals = dealers
+                    .iter()
+                    .filter_map(|d| d.hands.first())
+                    .map(|h| &h.residents[b][..]);
+                bucket.update(b, ctx, arrivals, leaves);
+            } else {
+                if !lone {
+                    bucket.records.clear();
+                    for d in dealers {
+                        if let Some(h) = d.hands.get(li) {
+                            bucket.records.extend_from_slice(&h.residents[b]);
+                        }
                     }
                 }
-            }
-            bucket.residents = bucket.records.len();
-            for d in dealers {
-                if let Some(h) = d.hands.get(li) {
-                    bucket.records.extend_from_slice(&h.visitors[b]);
+                bucket.residents = bucket.records.len();
+                for d in dealers {
+                    if let Some(h) = d.hands.get(li) {
+                        bucket.records.extend_from_slice(&h.visitors[b]);
+                    }
                 }
+                bucket.build(b, ctx);
             }
-            bucket.build(b, ctx);
             if schedule == Schedule::All {
                 bucket.test(b, None, ctx);
                 bucket.diff(store);

@@ -54,6 +54,11 @@ pub struct GridSettings {
     /// The order in which collision cells are processed (default [`Schedule::All`]); the pairs
     /// are the same either way.
     pub schedule: Schedule,
+    /// Whether a box that covers the same fine cells as at the last update keeps its sorted
+    /// entries (default `true`): only the boxes that changed cells are dealt and sorted, and
+    /// merged into the kept entries. `false` deals and sorts every box every update, as the
+    /// chapter does (the lab's way of showing it). The pairs are the same either way.
+    pub keep_cells: bool,
 }
 
 impl Default for GridSettings {
@@ -63,6 +68,7 @@ impl Default for GridSettings {
             cell_factor: 1.5,
             radix_bits: 8,
             schedule: Schedule::All,
+            keep_cells: true,
         }
     }
 }
