@@ -124,8 +124,8 @@ impl Record {
 pub(crate) struct Run {
     /// Where its entries start in `keys` and `vals`.
     start: u32,
-    /// Where its boxes start in `boxes` and `slots`, or in `cols` and `col_slots` for a cell
-    /// of [`LONG_RUN`] entries or more.
+    /// Where its boxes start in `cols` and `col_slots` for a cell of [`LONG_RUN`] entries or
+    /// more (0 for a shorter cell, whose tests read its records).
     at: u32,
     len: u32,
     /// Entries at the start of the run whose box lives on this level.
@@ -161,12 +161,9 @@ pub(crate) struct Bucket {
     new_vals: Vec<u32>,
     merged_keys: Vec<u32>,
     merged_vals: Vec<u32>,
-    /// The box and slot of each entry of the collision cells shorter than [`LONG_RUN`], in
-    /// order: the pair tests read them so.
-    boxes: Vec<BoxKeys>,
-    slots: Vec<u32>,
-    /// The same for the longer cells, their boxes as six columns of signed keys for the
-    /// wide scan ([`scan::Cell::cols`]).
+    /// The box and slot of each entry of the collision cells of [`LONG_RUN`] entries or more,
+    /// in order, the boxes as six columns of signed keys for the wide scan
+    /// ([`scan::Cell::cols`]). A shorter cell's tests read its records.
     cols: [Vec<i32>; 6],
     col_slots: Vec<u32>,
     /// The collision cells, sorted by key; those of type `t` are
@@ -334,8 +331,6 @@ impl Bucket {
     fn list_runs(&mut self, g: &LevelGrid, mut figures: BucketFigures) {
         figures.entries = self.keys.len() as u64;
         self.runs.clear();
-        self.boxes.clear();
-        self.slots.clear();
         self.cols.iter_mut().for_each(Vec::clear);
         self.col_slots.clear();
         self.type_start = [0; 9];
@@ -353,8 +348,8 @@ impl Bucket {
                     .take_while(|&&v| v & INDEX < residents)
                     .count();
                 if r > 0 {
-                    // The tests read each cell's boxes in order: gather them now, while the
-                    // records are in cache.
+                    // A long cell's residents each scan all its boxes: gather them as columns
+                    // now, while the records are in cache.
                     let at = if e - s >= LONG_RUN {
                         let at = self.col_slots.len();
                         for &v in &self.vals[s..e] {
@@ -366,13 +361,7 @@ impl Bucket {
                         }
                         at
                     } else {
-                        let at = self.slots.len();
-                        for &v in &self.vals[s..e] {
-                            let rec = &self.records[(v & INDEX) as usize];
-                            self.boxes.push(rec.keys);
-                            self.slots.push(rec.slot);
-                        }
-                        at
+                        0
                     } as u32;
                     self.runs.push(Run {
                         start: s as u32,
@@ -409,7 +398,6 @@ impl Bucket {
                 run,
                 &self.records,
                 &self.vals,
-                (&self.boxes, &self.slots),
                 (&self.cols, &self.col_slots),
                 self.wraps.then_some(index),
                 ctx,
@@ -463,9 +451,8 @@ impl Bucket {
                 + self.merged_vals.capacity())
                 * 4
             + self.runs.capacity() * std::mem::size_of::<Run>()
-            + self.boxes.capacity() * std::mem::size_of::<BoxKeys>()
             + (self.cols.iter().map(Vec::capacity).sum::<usize>() + self.col_slots.capacity()) * 4
-            + (self.slots.capacity() + self.hits.capacity()) * 4
+            + self.hits.capacity() * 4
             + self.key_sorter.memory_bytes()
             + (self.found.capacity()
                 + self.pairs.capacity()
@@ -480,7 +467,7 @@ impl Bucket {
 const GONE: u32 = u32::MAX;
 /// Records ahead of the one being refreshed whose box is asked for ([`Bucket::update`]): the
 /// records of a bucket name slots all over the store.
-const STAY_AHEAD: usize = 8;
+const STAY_AHEAD: usize = 16;
 
 /// The flags of the record of `slot` ([`SLOT`], [`FIXED`], [`DIRTY`]).
 #[inline]
@@ -661,14 +648,13 @@ fn test_run(
     run: &Run,
     records: &[Record],
     vals: &[u32],
-    (boxes, slots): (&[BoxKeys], &[u32]),
     long: (&[Vec<i32>; 6], &[u32]),
     wrapping_bucket: Option<usize>,
     ctx: &Context<'_>,
     hits: &mut Vec<u32>,
     found: &mut Vec<u64>,
 ) -> u64 {
-    let (s, at, len) = (run.start as usize, run.at as usize, run.len as usize);
+    let (s, len) = (run.start as usize, run.len as usize);
     if hits.len() < len {
         hits.resize(len, 0);
     }
@@ -676,8 +662,16 @@ fn test_run(
     if len >= LONG_RUN {
         return test_long_run(run, records, vals, long, wrapping_bucket, ctx, hits, found);
     }
-    let boxes = &boxes[at..at + len];
-    let slots = &slots[at..at + len];
+    // A short cell's boxes, copied from their records to the stack: in cache for the tests,
+    // cheaper than gathering every cell's boxes into a list while listing the cells.
+    let mut boxes = [BoxKeys::default(); LONG_RUN - 1];
+    let mut slots = [0u32; LONG_RUN - 1];
+    for (k, &v) in vals.iter().enumerate() {
+        let r = &records[(v & INDEX) as usize];
+        boxes[k] = r.keys;
+        slots[k] = r.slot;
+    }
+    let (boxes, slots) = (&boxes[..len], &slots[..len]);
     let mut tests = 0;
     // Most collision cells hold two boxes: the only pair, with no loop around it.
     let pairs = if len == 2 { 1 } else { run.residents as usize };
