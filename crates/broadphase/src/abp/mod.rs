@@ -237,7 +237,7 @@ impl Abp {
                     return;
                 }
                 let aabb = store.aabb_at(s);
-                let fixed = store.desc_at(s).is_fixed();
+                let fixed = store.is_fixed(s);
                 let range = grid.range(aabb);
                 if was_in && range == st.ranges[i] {
                     // Same columns, same tag: they re-encode it where it is.

@@ -1319,7 +1319,7 @@ impl Placing<'_> {
             return;
         }
         let aabb = self.store.aabb_at(s);
-        let fixed = self.store.desc_at(s).is_fixed();
+        let fixed = self.store.is_fixed(s);
         let (regions, inside) = self.regions_of(s, &old, st.home[i]);
         let arrival = |axes: [usize; 3]| Arrival {
             enc: EncodedBox::new(aabb, axes),
