@@ -186,6 +186,15 @@ pub fn run_strategy(args: &LabArgs, strategy: Strategy) -> Result<LabResult, Err
     Ok(result)
 }
 
+/// "1 thread", "2 threads".
+pub(crate) fn threads(n: usize) -> String {
+    if n == 1 {
+        "1 thread".to_string()
+    } else {
+        format!("{n} threads")
+    }
+}
+
 /// Thousands separated by commas.
 fn grouped(v: u64) -> String {
     let s = v.to_string();
@@ -287,7 +296,7 @@ pub fn table(args: &LabArgs, results: &[LabResult]) -> String {
         .unwrap_or(0);
     let mut out = format!(
         "GPU Gems 3 chapter 32 lab · {} scene · {} objects · {} frames · cell size {} · \
-         radix {} bits · {} schedule · {} threads\n\n",
+         radix {} bits · {} schedule{} · {}\n\n",
         args.scene,
         grouped(n as u64),
         args.frames,
@@ -298,7 +307,12 @@ pub fn table(args: &LabArgs, results: &[LabResult]) -> String {
             ScheduleArg::Parity => "parity",
             ScheduleArg::All => "all-at-once",
         },
-        rayon::current_num_threads()
+        if args.keep_cells {
+            " · cells kept"
+        } else {
+            ""
+        },
+        threads(rayon::current_num_threads())
     );
     out += &format!("{:<first$}", "");
     for name in &names {

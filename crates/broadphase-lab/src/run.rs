@@ -430,10 +430,10 @@ pub fn table(opts: &RunOptions, results: &[AlgoResult]) -> String {
         None => format!("{} · seed {}", opts.scene, opts.seed),
     };
     let mut out = format!(
-        "scene {scene} · {} boxes · {} frames · {} threads\n\n",
+        "scene {scene} · {} boxes · {} frames · {}\n\n",
         opts.n,
         opts.frames,
-        rayon::current_num_threads()
+        crate::lab::threads(rayon::current_num_threads())
     );
     let header = [
         "algorithm",
