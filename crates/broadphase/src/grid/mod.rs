@@ -107,8 +107,7 @@ struct Dealer {
 /// The record of `aabb` on grid `g`, and its highest cell.
 #[inline]
 fn record(g: &LevelGrid, aabb: &Aabb, flags: u32) -> (Record, [i32; 3]) {
-    let (lo, hi) = g.range(aabb);
-    let home = aabb.center().map(|c| g.cell(c));
+    let (lo, hi, home) = g.range_and_home(aabb);
     (Record::new(aabb, flags, lo, hi, home), hi)
 }
 
@@ -184,11 +183,10 @@ impl Dealer {
                 continue;
             }
             let aabb = store.aabb_at(slot);
-            let (lo, hi) = g.range(aabb);
+            let (lo, hi, home) = g.range_and_home(aabb);
             self.outside += usize::from(layout.is_outside(&lo));
             if (0..3).all(|a| hi[a] - lo[a] < FINE_SPAN) {
                 self.levels.push(0);
-                let home = aabb.center().map(|c| g.cell(c));
                 let now = Placement {
                     lo,
                     shape: Record::shape_of(lo, hi, home),
