@@ -170,7 +170,7 @@ impl Chunk {
 }
 
 /// How many boxes that stay ahead of the one re-encoded to ask the store for.
-const STAY_AHEAD: usize = 8;
+const STAY_AHEAD: usize = 16;
 
 /// How far past a cell's last arrival to ask for the cache line its later arrivals will fill
 /// (two lines of 32-byte arrivals).
