@@ -336,18 +336,46 @@ impl BoxList {
         }
         self.ids.reserve(m);
         self.tags.reserve(m);
+        // The boxes are written into the arrays' room by index: eight pushes per box, each
+        // testing its array's room and storing its length, were most of the loop, and filling
+        // the room with zeros first cost a third of what that saved.
         let mut widest = self.max_width;
-        for (b, id, tag) in items {
-            let s = SignedBox::new(b);
-            widest = widest.max(width(s.min_x, s.max_x));
-            self.min_x.push(s.min_x);
-            self.max_x.push(s.max_x);
-            self.min_u.push(s.min_u);
-            self.min_v.push(s.min_v);
-            self.max_u.push(s.max_u);
-            self.max_v.push(s.max_v);
-            self.ids.push(id);
-            self.tags.push(tag);
+        let mut written = 0;
+        {
+            let (min_x, max_x) = (spare(&mut self.min_x, m), spare(&mut self.max_x, m));
+            let (min_u, min_v) = (spare(&mut self.min_u, m), spare(&mut self.min_v, m));
+            let (max_u, max_v) = (spare(&mut self.max_u, m), spare(&mut self.max_v, m));
+            let (ids, tags) = (spare(&mut self.ids, m), spare(&mut self.tags, m));
+            for (k, (b, id, tag)) in items.take(m).enumerate() {
+                let s = SignedBox::new(b);
+                widest = widest.max(width(s.min_x, s.max_x));
+                min_x[k].write(s.min_x);
+                max_x[k].write(s.max_x);
+                min_u[k].write(s.min_u);
+                min_v[k].write(s.min_v);
+                max_u[k].write(s.max_u);
+                max_v[k].write(s.max_v);
+                ids[k].write(id);
+                tags[k].write(tag);
+                written = k + 1;
+            }
+        }
+        for v in [
+            &mut self.min_x,
+            &mut self.max_x,
+            &mut self.min_u,
+            &mut self.min_v,
+            &mut self.max_u,
+            &mut self.max_v,
+        ] {
+            // SAFETY: the array had room for `m >= written` more entries (reserved above), and
+            // the loop wrote the first `written` of them (an iterator shorter than it said
+            // leaves the rest out of the length).
+            unsafe { v.set_len(n + written) };
+        }
+        for v in [&mut self.ids, &mut self.tags] {
+            // SAFETY: as for the keys.
+            unsafe { v.set_len(n + written) };
         }
         self.max_width = widest;
         self.pad();
@@ -787,6 +815,12 @@ pub(crate) mod x86 {
     }
 }
 
+/// The first `m` entries of the room past the end of `v` (`m` reserved by the caller).
+#[inline(always)]
+fn spare<T>(v: &mut Vec<T>, m: usize) -> &mut [std::mem::MaybeUninit<T>] {
+    &mut v.spare_capacity_mut()[..m]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -794,6 +828,63 @@ mod tests {
     use std::collections::BTreeSet;
 
     const AXES: [usize; 3] = [0, 1, 2];
+
+    /// An iterator that claims more items than it yields.
+    struct ShortOfItsWord<I> {
+        inner: I,
+        claim: usize,
+    }
+
+    impl<I: Iterator> Iterator for ShortOfItsWord<I> {
+        type Item = I::Item;
+        fn next(&mut self) -> Option<I::Item> {
+            self.claim = self.claim.saturating_sub(1);
+            self.inner.next()
+        }
+        fn size_hint(&self) -> (usize, Option<usize>) {
+            (self.claim, Some(self.claim))
+        }
+    }
+
+    impl<I: Iterator> ExactSizeIterator for ShortOfItsWord<I> {}
+
+    /// A sorted batch is written after the boxes already there, keys, ids, tags and padding;
+    /// an iterator that yields fewer boxes than it said leaves no unwritten box behind.
+    #[test]
+    fn extend_sorted_writes_the_boxes_it_is_given() {
+        let boxes: Vec<EncodedBox> = (0..5)
+            .map(|i| {
+                let lo = [i as f32, -(i as f32), 0.5];
+                EncodedBox::new(&Aabb::new(lo, lo.map(|c| c + 1.5)), AXES)
+            })
+            .collect();
+        let mut list = BoxList::default();
+        list.extend_sorted(boxes[..2].iter().zip(0..2u32).map(|(b, i)| (b, i, 10 + i)));
+        list.extend_sorted(ShortOfItsWord {
+            inner: boxes[2..4].iter().zip(2..).map(|(b, i)| (b, i, 10 + i)),
+            claim: 3,
+        });
+        assert_eq!(list.len(), 4);
+        for (i, b) in boxes[..4].iter().enumerate() {
+            let s = SignedBox::new(b);
+            assert_eq!((list.id(i), list.tag(i)), (i as u32, 10 + i as u32));
+            assert_eq!(
+                [
+                    list.min_x[i],
+                    list.max_x[i],
+                    list.min_u[i],
+                    list.min_v[i],
+                    list.max_u[i],
+                    list.max_v[i]
+                ],
+                [s.min_x, s.max_x, s.min_u, s.min_v, s.max_u, s.max_v]
+            );
+        }
+        assert_eq!(list.min_x.len(), 4 + PAD);
+        assert!(list.min_x[4..].iter().all(|&k| k == SENTINEL));
+        let last = SignedBox::new(&boxes[3]);
+        assert!(list.max_width >= width(last.min_x, last.max_x));
+    }
 
     fn boxes() -> impl Strategy<Value = Vec<Aabb>> {
         // A coarse lattice makes touching and identical boxes common.
