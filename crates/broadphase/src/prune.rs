@@ -407,10 +407,13 @@ impl BoxList {
     }
 
     /// Keeps the boxes whose id passes `keep`, in order; `dropped(id, tag)` sees each box
-    /// that does not, in list order.
+    /// that does not, in list order. `ahead(id)` is told each id [`RETAIN_AHEAD`] boxes
+    /// before `keep` is: a `keep` that reads per-slot state all over memory (a million
+    /// slots) asks for it there.
     pub(crate) fn retain(
         &mut self,
         keep: impl Fn(u32) -> bool,
+        ahead: impl Fn(u32),
         mut dropped_boxes: impl FnMut(u32, u32),
     ) {
         let n = self.ids.len();
@@ -424,6 +427,9 @@ impl BoxList {
         // measuring those that stay afterwards is no dearer, so the bound is simply redone.
         let (mut count, measure_up_to) = (0usize, n / 8);
         for r in first..n {
+            if let Some(&id) = self.ids.get(r + RETAIN_AHEAD) {
+                ahead(id);
+            }
             let kept = keep(self.ids[r]);
             // Copied whether kept or not (the next kept box overwrites a dropped one): no
             // branch on `kept`, which is as unpredictable as the moves of a frame.
@@ -815,6 +821,9 @@ pub(crate) mod x86 {
     }
 }
 
+/// How many boxes ahead [`BoxList::retain`] names the id that `keep` will be asked about.
+pub(crate) const RETAIN_AHEAD: usize = 16;
+
 /// The first `m` entries of the room past the end of `v` (`m` reserved by the caller).
 #[inline(always)]
 fn spare<T>(v: &mut Vec<T>, m: usize) -> &mut [std::mem::MaybeUninit<T>] {
@@ -1065,7 +1074,7 @@ mod tests {
             prop_assert_eq!(&found, &naive(&all, &all));
             let leaving: Vec<u32> = la.ids().iter().copied().filter(|id| id % 3 == 0).collect();
             let mut dropped = Vec::new();
-            la.retain(|id| id % 3 != 0, |id, _| dropped.push(id));
+            la.retain(|id| id % 3 != 0, |_| (), |id, _| dropped.push(id));
             prop_assert_eq!(dropped, leaving, "the dropped boxes, in list order");
             prop_assert!(la.is_sorted());
             let kept: Vec<(usize, Aabb)> = all.iter().copied().filter(|(i, _)| i % 3 != 0).collect();

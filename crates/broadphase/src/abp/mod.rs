@@ -192,7 +192,7 @@ impl Abp {
         if self.ranges.len() < slots {
             self.ranges.resize(slots, CellRange::default());
             self.outside.resize(slots, false);
-            self.stays.resize(slots, Stay::No);
+            self.stays.resize(slots, Stay::Unchanged);
         }
         self.to_deal.clear();
         if everything {
@@ -270,7 +270,6 @@ impl Abp {
         let (store, stays) = (&self.store, &self.stays);
         let rules = Rules {
             allows: &|x: u32, y: u32| store.allows_unless_both_fixed(x, y),
-            changed: &|slot: u32| store.is_dirty(slot as usize),
             // One region: never asked.
             lower_common: &|_: u32, _: u32, _: usize| false,
             stays,
@@ -285,6 +284,11 @@ impl Abp {
         let (created, deleted) = self.cells.finish();
         self.store.finish_update_with(created, deleted);
         self.cells.clear_changes();
+        // The dealt slots are unchanged again until they next change.
+        for &s in &self.to_deal {
+            self.stays[s as usize] = Stay::Unchanged;
+        }
+        self.to_deal.clear();
     }
 }
 

@@ -306,26 +306,29 @@ struct Scratch {
 }
 
 /// What the pruning asks of its owner, per pair or per slot.
-pub(crate) struct Rules<'a, A, C, L> {
+pub(crate) struct Rules<'a, A, L> {
     /// Whether the filter lets two slots pair (never asked for two fixed proxies).
     pub allows: &'a A,
-    /// Whether a slot changed this update (it left its cells and arrived again).
-    pub changed: &'a C,
     /// For [`Home::HereUnlessLowerRegion`]: whether the two slots share a region below the
     /// given one.
     pub lower_common: &'a L,
-    /// Per slot, for the changed slots: whether the owner dealt it or it stays (see
-    /// [`Stay`]).
+    /// Per slot: whether it changed this update (it leaves its cells) and then whether the
+    /// owner dealt it or it stays (see [`Stay`]). One byte per slot tells both, so a cell
+    /// dropping its changed boxes reads one array at random, not two or three.
     pub stays: &'a [Stay],
     /// The boxes, which the cells read for the boxes that stay.
     pub store: &'a Store,
 }
 
-/// What became of a changed slot, as its owner records it while dealing.
+/// What became of a slot this update, as its owner records it while dealing (and sets back
+/// to [`Stay::Unchanged`] after the update).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) enum Stay {
-    /// Dealt as arrivals (or removed).
+    /// Not changed: it keeps its place in its cells, and its pairs with other unchanged
+    /// boxes stand without a test.
     #[default]
+    Unchanged,
+    /// Changed, and dealt as arrivals (or removed).
     No,
     /// In exactly the cells it was in, with the same tag, and now dynamic or fixed: those
     /// cells re-encode it from the store in place of receiving it, and it is not dealt.
@@ -531,10 +534,9 @@ impl Cells {
 
     /// Prunes every touched cell (in parallel when `parallel` and the update is large) and
     /// gathers their candidate changes.
-    pub(crate) fn prune<A, C, L>(&mut self, parallel: bool, rules: &Rules<'_, A, C, L>)
+    pub(crate) fn prune<A, L>(&mut self, parallel: bool, rules: &Rules<'_, A, L>)
     where
         A: Fn(u32, u32) -> bool + Sync,
-        C: Fn(u32) -> bool + Sync,
         L: Fn(u32, u32, usize) -> bool + Sync,
     {
         self.touched.sort_unstable();
@@ -628,19 +630,19 @@ pub(crate) fn split_slots<'a, T>(
 }
 
 /// Steps 1 to 5 of the module docs for cell `c`.
-fn prune_cell<A, C, L>(
+fn prune_cell<A, L>(
     cell: &mut Cell,
     c: usize,
     leaver: bool,
     chunks: &[Chunk],
     scratch: &mut Scratch,
-    rules: &Rules<'_, A, C, L>,
+    rules: &Rules<'_, A, L>,
 ) where
     A: Fn(u32, u32) -> bool,
-    C: Fn(u32) -> bool,
     L: Fn(u32, u32, usize) -> bool,
 {
-    let (changed, stays, store) = (rules.changed, rules.stays, rules.store);
+    let (stays, store) = (rules.stays, rules.store);
+    let changed = |slot: u32| stays[slot as usize] != Stay::Unchanged;
     let (stay_dynamic, stay_fixed) = (&mut scratch.stay_dynamic, &mut scratch.stay_fixed);
     stay_dynamic.clear();
     stay_fixed.clear();
@@ -650,12 +652,17 @@ fn prune_cell<A, C, L>(
         let staying = &mut scratch.staying;
         staying.clear();
         let mut stay = |slot: u32, tag: u32| {
-            if stays[slot as usize] != Stay::No {
+            if matches!(stays[slot as usize], Stay::Dynamic | Stay::Fixed) {
                 staying.push((slot, tag));
             }
         };
-        cell.fixed.retain(|id| !changed(id), &mut stay);
-        cell.dynamic.retain(|id| !changed(id), &mut stay);
+        let ahead = |id: u32| {
+            if let Some(s) = stays.get(id as usize) {
+                prefetch(s);
+            }
+        };
+        cell.fixed.retain(|id| !changed(id), ahead, &mut stay);
+        cell.dynamic.retain(|id| !changed(id), ahead, &mut stay);
         // The stayers' boxes lie all over the store: each is asked for a few stayers ahead.
         for k in 0..staying.len() {
             if let Some(&(ahead, _)) = staying.get(k + STAY_AHEAD) {

@@ -767,7 +767,7 @@ impl Mbp {
         if self.members.len() < n {
             self.members.resize(n, Membership::default());
             self.home.resize(n, NO_HOME);
-            self.stays.resize(n, Stay::No);
+            self.stays.resize(n, Stay::Unchanged);
             self.forced.resize(n, 0);
             self.not_inside
                 .0
@@ -1211,14 +1211,13 @@ impl Mbp {
 
     /// Step 4 of the module docs.
     fn prune(&mut self) {
-        let (store, forced, stays) = (&self.store, &self.forced, &self.stays);
+        let (store, stays) = (&self.store, &self.stays);
         let view = MembershipView {
             members: &self.members,
             extras: &self.extras,
         };
         let rules = Rules {
             allows: &|x: u32, y: u32| store.allows_unless_both_fixed(x, y),
-            changed: &|s: u32| store.is_dirty(s as usize) || forced[s as usize] != 0,
             lower_common: &|x: u32, y: u32, r: usize| view.share_region_below(x, y, r),
             stays,
             store,
@@ -1240,6 +1239,11 @@ impl Mbp {
         let (created, deleted) = self.cells.finish();
         self.store.finish_update_with(created, deleted);
         self.cells.clear_changes();
+        // The placed slots are unchanged again until they next change.
+        for &s in &self.to_place {
+            self.stays[s as usize] = Stay::Unchanged;
+        }
+        self.to_place.clear();
         for &s in &self.forced_list {
             self.forced[s as usize] = 0;
         }

@@ -394,8 +394,8 @@ impl Axis {
     /// Drops the stale entries of the asleep lists (boxes woken, removed or re-inserted).
     pub(super) fn compact_asleep(&mut self, state: &[u8]) {
         let live = |id: u32| state[id as usize] & ASLEEP != 0;
-        self.asleep_min.retain(live, |_, _| ());
-        self.asleep_max.retain(live, |_, _| ());
+        self.asleep_min.retain(live, |_| (), |_, _| ());
+        self.asleep_max.retain(live, |_| (), |_, _| ());
         self.asleep_min.shrink();
         self.asleep_max.shrink();
     }
