@@ -7,7 +7,7 @@
 
 use crate::filter::{check_layer, LayerMatrix};
 use crate::pairs::{key_slots, PairSet};
-use crate::prefetch::prefetch;
+use crate::prefetch::{prefetch, prefetch_whole};
 use crate::{Aabb, Config, Error, Layer, Pair, PairEvents, ProxyDesc, ProxyId, Stats};
 
 /// How many items ahead [`Store::set_aabbs`] asks for a proxy's entries.
@@ -213,7 +213,7 @@ impl Store {
             if let Some((ahead, _)) = items.get(k + MOVE_AHEAD) {
                 let i = ahead.index() as usize;
                 if let (Some(a), Some(f)) = (self.aabbs.get(i), self.flags.get(i)) {
-                    prefetch(a);
+                    prefetch_whole(a);
                     prefetch(f);
                 }
             }

@@ -36,7 +36,7 @@ pub(crate) mod grid;
 use std::ops::ControlFlow;
 
 use crate::pairs::{cancel_common, diff_pairs, pair_key};
-use crate::prefetch::{prefetch, prefetch_tail};
+use crate::prefetch::{prefetch, prefetch_tail, prefetch_whole};
 use crate::prune::{bipartite, complete, BoxList, EncodedBox};
 use crate::radix::RadixSorter;
 use crate::store::Store;
@@ -666,7 +666,7 @@ fn prune_cell<A, L>(
         // The stayers' boxes lie all over the store: each is asked for a few stayers ahead.
         for k in 0..staying.len() {
             if let Some(&(ahead, _)) = staying.get(k + STAY_AHEAD) {
-                prefetch(store.aabb_at(ahead as usize));
+                prefetch_whole(store.aabb_at(ahead as usize));
             }
             let (slot, tag) = staying[k];
             let enc = EncodedBox::new(store.aabb_at(slot as usize), cell.axes);

@@ -22,7 +22,7 @@
 
 use crate::encode::encode;
 use crate::pairs::{diff_pairs, pair_key, KeySorter};
-use crate::prefetch::prefetch;
+use crate::prefetch::prefetch_whole;
 use crate::prune::signed;
 use crate::radix::{RadixReport, RadixSorter};
 use crate::store::Store;
@@ -246,7 +246,7 @@ impl Bucket {
         let mut kept = 0;
         for i in 0..self.records.len() {
             if let Some(ahead) = self.records.get(i + STAY_AHEAD) {
-                prefetch(store.aabb_at((ahead.slot & SLOT) as usize));
+                prefetch_whole(store.aabb_at((ahead.slot & SLOT) as usize));
             }
             let mut r = self.records[i];
             let slot = (r.slot & SLOT) as usize;
