@@ -35,7 +35,7 @@ use crate::pairs::{cancel_common, KeySorter};
 use crate::query::{forward_queries, segment_bounds, Ray, SpatialIndex};
 use crate::store::{forward_to_store, Store};
 use crate::{Aabb, Algorithm, BroadPhase, Config, Error, Pair, PairEvents, Stats};
-use bucket::{record_flags, Bucket, Context, Record, SLOT};
+use bucket::{record_flags, Bucket, Context, Record, LEFT, MOVED, MOVED_FIXED, SLOT};
 pub use chapter::{SortAndSweep, SweepFigures};
 use layout::{Layout, LevelGrid, FINE_SPAN};
 pub use settings::{GridSettings, Schedule};
@@ -131,10 +131,10 @@ impl Placement {
     }
 }
 
-/// What one dealer owns of the per-slot state: its chunk's placements and leave flags.
+/// What one dealer owns of the per-slot state: its chunk's placements and fates.
 struct ChunkState<'a> {
     placed: &'a mut [Placement],
-    leaves: &'a mut [bool],
+    fates: &'a mut [u8],
 }
 
 impl Dealer {
@@ -161,15 +161,15 @@ impl Dealer {
         self.upper.clear();
         self.outside = 0;
         let g = &layout.fine;
-        for (k, (placed, leaves)) in state
+        for (k, (placed, fate)) in state
             .placed
             .iter_mut()
-            .zip(state.leaves.iter_mut())
+            .zip(state.fates.iter_mut())
             .enumerate()
         {
             let slot = start + k;
             let was_placed = keep && placed.is_placed();
-            *leaves = was_placed;
+            *fate = if was_placed { LEFT } else { 0 };
             if !store.is_alive(slot) {
                 *placed = Placement::NONE;
                 self.levels.push(NO_LEVEL);
@@ -177,7 +177,7 @@ impl Dealer {
             }
             if was_placed && !store.is_dirty(slot) {
                 // Unchanged since the last update: same cells, same entries.
-                *leaves = false;
+                *fate = 0;
                 self.outside += usize::from(layout.is_outside(&placed.lo));
                 self.levels.push(0);
                 continue;
@@ -192,7 +192,11 @@ impl Dealer {
                     shape: Record::shape_of(lo, hi, home),
                 };
                 if was_placed && now == *placed {
-                    *leaves = false;
+                    *fate = if store.is_fixed(slot) {
+                        MOVED_FIXED
+                    } else {
+                        MOVED
+                    };
                     continue;
                 }
                 *placed = now;
@@ -309,8 +313,10 @@ pub struct Grid {
     dealers: Vec<Dealer>,
     /// Per slot: where its box was on level 0 at the last update.
     placed: Vec<Placement>,
-    /// Per slot, this update: whether its box left the level-0 cells it was in.
-    leaves: Vec<bool>,
+    /// Per slot, this update: what became of its level-0 records ([`LEFT`], [`MOVED`],
+    /// [`MOVED_FIXED`], or 0 when unchanged), written by the deal in slot order so that a
+    /// bucket refreshing its records reads one byte per record.
+    fates: Vec<u8>,
     /// Boxes whose centre lay outside the layout's region at the last update.
     outside: usize,
     /// Candidate created and deleted pair keys of this update.
@@ -347,7 +353,7 @@ impl Grid {
             levels: Vec::new(),
             dealers: Vec::new(),
             placed: Vec::new(),
-            leaves: Vec::new(),
+            fates: Vec::new(),
             outside: 0,
             created: Vec::new(),
             deleted: Vec::new(),
@@ -433,13 +439,13 @@ impl Grid {
         // dealt again (a new layout, or the chapter's way asked for).
         let keep = self.settings.keep_cells && !all_dirty;
         self.placed.resize(slots, Placement::NONE);
-        self.leaves.resize(slots, false);
+        self.fates.resize(slots, 0);
         let mut work: Vec<(&mut Dealer, ChunkState<'_>)> = self
             .dealers
             .iter_mut()
             .zip(self.placed.chunks_mut(chunk_size))
-            .zip(self.leaves.chunks_mut(chunk_size))
-            .map(|((d, placed), leaves)| (d, ChunkState { placed, leaves }))
+            .zip(self.fates.chunks_mut(chunk_size))
+            .map(|((d, placed), fates)| (d, ChunkState { placed, fates }))
             .collect();
         run_each(self.parallel, &mut work, |c, (d, state)| {
             d.deal_fine(
@@ -523,7 +529,7 @@ impl Grid {
         }
         let store = &self.store;
         let dealers = &self.dealers;
-        let leaves = &self.leaves;
+        let fates = &self.fates;
         let ctx = Context {
             store,
             grid: &level.grid,
@@ -538,7 +544,7 @@ impl Grid {
                     .iter()
                     .filter_map(|d| d.hands.first())
                     .map(|h| &h.residents[b][..]);
-                bucket.update(b, ctx, arrivals, leaves);
+                bucket.update(b, ctx, arrivals, fates);
             } else {
                 if !lone {
                     bucket.records.clear();
