@@ -22,6 +22,15 @@ const DIRTY: u8 = 4;
 /// where a pass would otherwise miss the cache on the description.
 const FIXED: u8 = 8;
 
+/// Flags `slot` as changed and lists it, unless it is already.
+#[inline(always)]
+fn mark_changed(flags: &mut u8, dirty: &mut Vec<u32>, slot: usize) {
+    if *flags & DIRTY == 0 {
+        *flags |= DIRTY;
+        dirty.push(slot as u32);
+    }
+}
+
 /// The [`FIXED`] flag of a description.
 fn fixed_flag(desc: &ProxyDesc) -> u8 {
     if desc.is_fixed() {
@@ -115,10 +124,7 @@ impl Store {
     }
 
     fn mark_dirty(&mut self, slot: usize) {
-        if self.flags[slot] & DIRTY == 0 {
-            self.flags[slot] |= DIRTY;
-            self.dirty.push(slot as u32);
-        }
+        mark_changed(&mut self.flags[slot], &mut self.dirty, slot);
     }
 
     fn check_new(&self, aabb: &Aabb, desc: &ProxyDesc) -> Result<(), Error> {
@@ -207,8 +213,12 @@ impl Store {
             self.slot(*id)?;
             aabb.validate()?;
         }
-        // The union of the new boxes, kept in registers and merged into `bounds` once.
+        // The union of the new boxes, kept in registers and merged into `bounds` once; the
+        // changed list too is a local while the loop runs: as a field, its length went to
+        // memory and back at every push (the writes to the boxes might have changed it).
         let mut union: Option<Aabb> = None;
+        let mut dirty = std::mem::take(&mut self.dirty);
+        dirty.reserve(items.len());
         for (k, &(id, aabb)) in items.iter().enumerate() {
             if let Some((ahead, _)) = items.get(k + MOVE_AHEAD) {
                 let i = ahead.index() as usize;
@@ -221,8 +231,9 @@ impl Store {
             let slot = id.index() as usize;
             self.aabbs[slot] = aabb;
             union = Some(union.map_or(aabb, |u| u.union(&aabb)));
-            self.mark_dirty(slot);
+            mark_changed(&mut self.flags[slot], &mut dirty, slot);
         }
+        self.dirty = dirty;
         if let Some(u) = union {
             self.grow_bounds(&u);
         }
