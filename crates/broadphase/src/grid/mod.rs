@@ -14,9 +14,17 @@
 //! digits, tests its collision cells and diffs its pairs against its sorted pairs of the last
 //! update — all in cache, and each bucket independently, so buckets run in parallel. The
 //! collision cells run all at once ([`Schedule::All`], the default) or in the chapter's eight
-//! parity passes ([`Schedule::Parity`]); the result is the same. A cell of a coarse level can
-//! hold hundreds of boxes (a planet and the asteroids visiting it): its boxes are kept as
-//! columns and each of its residents tests eight of them at a time ([`scan`]).
+//! parity passes ([`Schedule::Parity`]); the result is the same.
+//!
+//! Beyond the chapter, the fine level keeps its buckets from one update to the next: a box
+//! that moves but covers the same fine cells (lowest cell, spans and home cell, compared with
+//! the last update's in slot order) is not dealt again; its buckets read its new box into the
+//! records they keep, drop the records of the boxes that left, and sort only the arrivals'
+//! entries, merged into the kept ones ([`GridSettings::keep_cells`], on by default).
+//!
+//! A cell of a coarse level can hold hundreds of boxes (a planet and the asteroids visiting
+//! it): its boxes are kept as columns and each of its residents tests eight of them at a time
+//! ([`scan`]).
 //!
 //! Boxes much larger than the cell (a planet among asteroids, the chapter's exercise 3) live
 //! on coarser levels of a hierarchical grid, each four times coarser than the last. The boxes
