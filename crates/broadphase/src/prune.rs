@@ -275,12 +275,21 @@ impl BoxList {
 
     /// Cuts every key array to `n` entries (the padding is re-added by the caller).
     fn truncate_keys(&mut self, n: usize) {
-        self.min_x.truncate(n);
-        self.max_x.truncate(n);
-        self.min_u.truncate(n);
-        self.min_v.truncate(n);
-        self.max_u.truncate(n);
-        self.max_v.truncate(n);
+        for v in self.key_columns() {
+            v.truncate(n);
+        }
+    }
+
+    /// The six key arrays.
+    fn key_columns(&mut self) -> [&mut Vec<i32>; 6] {
+        [
+            &mut self.min_x,
+            &mut self.max_x,
+            &mut self.min_u,
+            &mut self.min_v,
+            &mut self.max_u,
+            &mut self.max_v,
+        ]
     }
 
     pub(crate) fn clear(&mut self) {
@@ -324,14 +333,7 @@ impl BoxList {
         let n = self.len();
         self.truncate_keys(n);
         let m = items.len();
-        for v in [
-            &mut self.min_x,
-            &mut self.max_x,
-            &mut self.min_u,
-            &mut self.min_v,
-            &mut self.max_u,
-            &mut self.max_v,
-        ] {
+        for v in self.key_columns() {
             v.reserve(m + PAD);
         }
         self.ids.reserve(m);
@@ -360,14 +362,7 @@ impl BoxList {
                 written = k + 1;
             }
         }
-        for v in [
-            &mut self.min_x,
-            &mut self.max_x,
-            &mut self.min_u,
-            &mut self.min_v,
-            &mut self.max_u,
-            &mut self.max_v,
-        ] {
+        for v in self.key_columns() {
             // SAFETY: the array had room for `m >= written` more entries (reserved above), and
             // the loop wrote the first `written` of them (an iterator shorter than it said
             // leaves the rest out of the length).

@@ -848,7 +848,9 @@ impl BroadPhase for Grid {
                 .flat_map(|d| &d.hands)
                 .flat_map(|h| h.residents.iter().chain(&h.visitors))
                 .map(|v| v.capacity() * std::mem::size_of::<Record>())
-                .sum::<usize>();
+                .sum::<usize>()
+            + self.placed.capacity() * std::mem::size_of::<Placement>()
+            + self.fates.capacity();
         let n = self.store.len() as u64;
         let f = &self.figures;
         stats.counters = vec![
