@@ -208,14 +208,7 @@ impl BoxList {
 
     /// Makes room for `n` more boxes.
     pub(crate) fn reserve(&mut self, n: usize) {
-        for keys in [
-            &mut self.min_x,
-            &mut self.max_x,
-            &mut self.min_u,
-            &mut self.min_v,
-            &mut self.max_u,
-            &mut self.max_v,
-        ] {
+        for keys in self.key_columns() {
             keys.reserve(n);
         }
         self.ids.reserve(n);
