@@ -440,6 +440,9 @@ impl Grid {
             1
         };
         let chunk_size = slots.div_ceil(chunks).max(1);
+        // One dealer per piece of the per-slot arrays, each piece dealt (an idle dealer would
+        // keep the last update's hands).
+        let chunks = slots.div_ceil(chunk_size).max(1);
         self.dealers.resize_with(chunks, Dealer::default);
         self.dealers.truncate(chunks);
         let fine_buckets = self.levels[0].buckets.len();
@@ -455,6 +458,8 @@ impl Grid {
             .zip(self.fates.chunks_mut(chunk_size))
             .map(|((d, placed), fates)| (d, ChunkState { placed, fates }))
             .collect();
+        // A rebuild has changed slots, so at least one: every dealer has its piece.
+        debug_assert_eq!(work.len(), chunks);
         run_each(self.parallel, &mut work, |c, (d, state)| {
             d.deal_fine(
                 c,
