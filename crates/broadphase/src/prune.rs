@@ -454,14 +454,7 @@ impl BoxList {
         }
         self.max_width = self.max_width.max(other.max_width);
         self.truncate_keys(n);
-        for v in [
-            &mut self.min_x,
-            &mut self.max_x,
-            &mut self.min_u,
-            &mut self.min_v,
-            &mut self.max_u,
-            &mut self.max_v,
-        ] {
+        for v in self.key_columns() {
             v.resize(n + m, 0);
         }
         self.ids.resize(n + m, 0);
@@ -497,14 +490,7 @@ impl BoxList {
     pub(crate) fn shrink(&mut self) {
         if self.ids.capacity() > 64 && self.ids.len() * 4 < self.ids.capacity() {
             let keep = self.ids.len() * 2;
-            for v in [
-                &mut self.min_x,
-                &mut self.max_x,
-                &mut self.min_u,
-                &mut self.min_v,
-                &mut self.max_u,
-                &mut self.max_v,
-            ] {
+            for v in self.key_columns() {
                 v.shrink_to(keep + PAD);
             }
             self.ids.shrink_to(keep);
