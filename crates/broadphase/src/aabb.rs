@@ -130,12 +130,27 @@ impl Aabb {
         self.validate().is_ok()
     }
 
+    /// [`Aabb::validate`]'s rules as one test without branches: a coordinate within
+    /// ±`f32::MAX` on both sides of an ordered pair is finite, and NaN fails every comparison.
+    #[inline]
+    pub(crate) fn is_finite_and_ordered(&self) -> bool {
+        (0..3).fold(true, |ok, i| {
+            ok & (self.min[i] >= -f32::MAX)
+                & (self.min[i] <= self.max[i])
+                & (self.max[i] <= f32::MAX)
+        })
+    }
+
     /// Checks the rules every stored box keeps: every coordinate finite, `min <= max` per axis.
     ///
     /// # Errors
     /// [`Error::NonFiniteAabb`] for a NaN or infinite coordinate, [`Error::InvertedAabb`] when
     /// `min > max` on an axis.
+    #[inline]
     pub fn validate(&self) -> Result<(), Error> {
+        if self.is_finite_and_ordered() {
+            return Ok(());
+        }
         if self.min.iter().chain(&self.max).any(|v| !v.is_finite()) {
             return Err(Error::NonFiniteAabb { aabb: *self });
         }

@@ -21,6 +21,8 @@ const DIRTY: u8 = 4;
 /// The live proxy is fixed: a copy of its description's motion, read with the other flags
 /// where a pass would otherwise miss the cache on the description.
 const FIXED: u8 = 8;
+/// The slot's box was set (inserted or moved) since the last update.
+const BOX_SET: u8 = 16;
 
 /// Flags `slot` as changed and lists it, unless it is already.
 #[inline(always)]
@@ -76,10 +78,16 @@ pub(crate) struct Store {
     /// Proxies that changed in the last update (for stats).
     last_changed: usize,
     /// A box holding every live box (queries clip infinite rays to it). It only grows between
-    /// recomputations.
+    /// the updates that tighten it (see `end_update`).
     bounds: Option<Aabb>,
     /// Boxes removed or moved since `bounds` was recomputed: it may be loose by that many.
     bounds_loose: usize,
+    /// A box holding every box set since the last update, and how many live slots are
+    /// [`BOX_SET`]: when that is all of them, it holds every live box, and the update takes it
+    /// as the new bounds instead of reading the whole store again (a frame that moves
+    /// everything made the bounds loose every time).
+    set_bounds: Option<Aabb>,
+    boxes_set: usize,
 }
 
 impl Store {
@@ -108,6 +116,8 @@ impl Store {
             last_changed: 0,
             bounds: None,
             bounds_loose: 0,
+            set_bounds: None,
+            boxes_set: 0,
         }
     }
 
@@ -148,18 +158,19 @@ impl Store {
                 self.aabbs[s] = aabb;
                 self.descs[s] = desc;
                 // WAS_IN stays as the last update left it (clear, since the slot was freed).
-                self.flags[s] = ALIVE | fixed_flag(&desc);
+                self.flags[s] = ALIVE | BOX_SET | fixed_flag(&desc);
                 s
             }
             None => {
                 self.aabbs.push(aabb);
                 self.descs.push(desc);
                 self.generations.push(0);
-                self.flags.push(ALIVE | fixed_flag(&desc));
+                self.flags.push(ALIVE | BOX_SET | fixed_flag(&desc));
                 self.aabbs.len() - 1
             }
         };
         self.len += 1;
+        self.boxes_set += 1;
         self.grow_bounds(&aabb);
         self.fixed += usize::from(desc.is_fixed());
         self.grouped += usize::from(desc.group.0 != 0);
@@ -194,6 +205,8 @@ impl Store {
         self.aabbs[slot] = aabb;
         self.grow_bounds(&aabb);
         self.bounds_loose += 1;
+        self.boxes_set += usize::from(self.flags[slot] & BOX_SET == 0);
+        self.flags[slot] |= BOX_SET;
         self.mark_dirty(slot);
         Ok(())
     }
@@ -213,12 +226,15 @@ impl Store {
             self.slot(*id)?;
             aabb.validate()?;
         }
-        // The union of the new boxes, kept in registers and merged into `bounds` once; the
-        // changed list too is a local while the loop runs: as a field, its length went to
-        // memory and back at every push (the writes to the boxes might have changed it).
-        let mut union: Option<Aabb> = None;
+        // The union of the new boxes, kept in registers and merged into `bounds` once, per
+        // axis and compared plainly as in `recompute_bounds` (the boxes were validated). The
+        // changed slots are written into room made beforehand and counted without a branch:
+        // pushing kept the list's length going to memory and back at every box.
+        let (mut lo, mut hi) = ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]);
         let mut dirty = std::mem::take(&mut self.dirty);
-        dirty.reserve(items.len());
+        let mut n = dirty.len();
+        dirty.resize(n + items.len(), 0);
+        let mut newly_set = 0;
         for (k, &(id, aabb)) in items.iter().enumerate() {
             if let Some((ahead, _)) = items.get(k + MOVE_AHEAD) {
                 let i = ahead.index() as usize;
@@ -230,12 +246,30 @@ impl Store {
             // Checked above: a live slot.
             let slot = id.index() as usize;
             self.aabbs[slot] = aabb;
-            union = Some(union.map_or(aabb, |u| u.union(&aabb)));
-            mark_changed(&mut self.flags[slot], &mut dirty, slot);
+            for a in 0..3 {
+                lo[a] = if aabb.min[a] < lo[a] {
+                    aabb.min[a]
+                } else {
+                    lo[a]
+                };
+                hi[a] = if aabb.max[a] > hi[a] {
+                    aabb.max[a]
+                } else {
+                    hi[a]
+                };
+            }
+            let flags = self.flags[slot];
+            self.flags[slot] = flags | DIRTY | BOX_SET;
+            // In bounds: at most one entry per item past the `n` there were.
+            dirty[n] = slot as u32;
+            n += usize::from(flags & DIRTY == 0);
+            newly_set += usize::from(flags & BOX_SET == 0);
         }
+        self.boxes_set += newly_set;
+        dirty.truncate(n);
         self.dirty = dirty;
-        if let Some(u) = union {
-            self.grow_bounds(&u);
+        if !items.is_empty() {
+            self.grow_bounds(&Aabb::new(lo, hi));
         }
         self.bounds_loose += items.len();
         Ok(())
@@ -256,7 +290,8 @@ impl Store {
 
     pub(crate) fn remove(&mut self, id: ProxyId) -> Result<(), Error> {
         let slot = self.slot(id)?;
-        self.flags[slot] &= !ALIVE;
+        self.boxes_set -= usize::from(self.flags[slot] & BOX_SET != 0);
+        self.flags[slot] &= !(ALIVE | BOX_SET);
         self.len -= 1;
         self.bounds_loose += 1;
         self.fixed -= usize::from(self.descs[slot].is_fixed());
@@ -292,6 +327,7 @@ impl Store {
             }
         }
         self.recompute_bounds();
+        self.set_bounds = self.set_bounds.map(|b| b.translated(offset));
         self.shifts += 1;
         Ok(())
     }
@@ -378,10 +414,9 @@ impl Store {
 
     #[inline]
     fn grow_bounds(&mut self, aabb: &Aabb) {
-        self.bounds = Some(match self.bounds {
-            Some(b) => b.union(aabb),
-            None => *aabb,
-        });
+        let grow = |b: Option<Aabb>| Some(b.map_or(*aabb, |b| b.union(aabb)));
+        self.bounds = grow(self.bounds);
+        self.set_bounds = grow(self.set_bounds);
     }
 
     fn recompute_bounds(&mut self) {
@@ -415,9 +450,13 @@ impl Store {
     fn end_update(&mut self) {
         // Tighten the bounds once enough boxes moved or left to make them loose: amortised
         // O(1) per change.
-        if self.bounds_loose > self.len / 4 + 64 {
+        if self.boxes_set == self.len && self.len > 0 {
+            self.bounds = self.set_bounds;
+            self.bounds_loose = 0;
+        } else if self.bounds_loose > self.len / 4 + 64 {
             self.recompute_bounds();
         }
+        (self.set_bounds, self.boxes_set) = (None, 0);
         self.last_changed = self.dirty.len();
         for &s in &self.dirty {
             let s = s as usize;
@@ -639,3 +678,92 @@ macro_rules! forward_to_store {
     };
 }
 pub(crate) use forward_to_store;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        Insert(Aabb),
+        Remove(usize),
+        Move(usize, Aabb),
+        MoveAll(f32, usize),
+        Shift([f32; 3]),
+        Update,
+    }
+
+    fn aabb() -> impl Strategy<Value = Aabb> {
+        (
+            prop::array::uniform3(-50.0f32..50.0),
+            prop::array::uniform3(0.0f32..5.0),
+        )
+            .prop_map(|(lo, size)| Aabb::new(lo, std::array::from_fn(|a| lo[a] + size[a])))
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            3 => aabb().prop_map(Op::Insert),
+            1 => any::<usize>().prop_map(Op::Remove),
+            2 => (any::<usize>(), aabb()).prop_map(|(k, b)| Op::Move(k, b)),
+            2 => (-3.0f32..3.0, 0usize..3).prop_map(|(d, skip)| Op::MoveAll(d, skip)),
+            1 => prop::array::uniform3(-10.0f32..10.0).prop_map(Op::Shift),
+            3 => Just(Op::Update),
+        ]
+    }
+
+    /// The bounds hold every live box after any sequence of edits and updates, and an update
+    /// after which every live box was set takes the exact union of those boxes.
+    #[test]
+    fn bounds_hold_every_live_box() {
+        proptest!(ProptestConfig::with_cases(200), |(ops in prop::collection::vec(op(), 1..60))| {
+            let mut store = Store::new(&Config::default());
+            let mut live: Vec<ProxyId> = Vec::new();
+            for op in ops {
+                let mut all_set = false;
+                match op {
+                    Op::Insert(b) => live.push(store.insert(b, ProxyDesc::default()).unwrap()),
+                    Op::Remove(k) if !live.is_empty() => {
+                        let id = live.swap_remove(k % live.len());
+                        store.remove(id).unwrap();
+                    }
+                    Op::Move(k, b) if !live.is_empty() => {
+                        store.set_aabb(live[k % live.len()], b).unwrap();
+                    }
+                    Op::MoveAll(d, skip) => {
+                        // Every live box but the first `skip`, in one batch (the first twice);
+                        // with none skipped, in an update of its own.
+                        all_set = skip == 0;
+                        if all_set {
+                            store.finish_update_with(&[], &[]);
+                        }
+                        let moves: Vec<(ProxyId, Aabb)> = live
+                            .iter()
+                            .skip(skip)
+                            .chain(live.first())
+                            .map(|&id| (id, store.aabb_at(id.index() as usize).translated([d; 3])))
+                            .collect();
+                        store.set_aabbs(&moves).unwrap();
+                    }
+                    Op::Shift(s) => store.shift_origin(s).unwrap(),
+                    Op::Update => store.finish_update_with(&[], &[]),
+                    _ => {}
+                }
+                if all_set {
+                    store.finish_update_with(&[], &[]);
+                    let exact = live
+                        .iter()
+                        .map(|&id| *store.aabb_at(id.index() as usize))
+                        .reduce(|a, b| a.union(&b));
+                    prop_assert_eq!(store.bounds(), exact);
+                }
+                for &id in &live {
+                    let b = store.aabb_at(id.index() as usize);
+                    prop_assert!(store.bounds().is_some_and(|w| w.contains(b)), "{b:?} outside");
+                }
+                prop_assert_eq!(store.bounds().is_none(), live.is_empty());
+            }
+        });
+    }
+}
