@@ -42,6 +42,73 @@ fn fixed_flag(desc: &ProxyDesc) -> u8 {
     }
 }
 
+/// What [`write_moves`] did: changed slots listed, slots newly [`BOX_SET`], and the union of
+/// the boxes written.
+struct Written {
+    changed: usize,
+    newly_set: usize,
+    lo: [f32; 3],
+    hi: [f32; 3],
+}
+
+/// Pass two of [`Store::set_aabbs`] on the part of the store's arrays that starts at slot
+/// `base` (checked moves of live proxies within it): writes the boxes, flags the slots and
+/// lists the newly changed ones at the front of `dirty` (as long as `items`).
+///
+/// The union of the boxes stays in registers, per axis and compared plainly as in
+/// `recompute_bounds` (the boxes were validated). The changed slots are written into room made
+/// beforehand and counted without a branch: pushing kept the list's length going to memory
+/// and back at every box.
+fn write_moves(
+    aabbs: &mut [Aabb],
+    flags: &mut [u8],
+    base: usize,
+    items: &[(ProxyId, Aabb)],
+    dirty: &mut [u32],
+) -> Written {
+    let (mut lo, mut hi) = ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]);
+    let (mut n, mut newly_set) = (0, 0);
+    for (k, &(id, aabb)) in items.iter().enumerate() {
+        if let Some((ahead, _)) = items.get(k + MOVE_AHEAD) {
+            let i = (ahead.index() as usize).wrapping_sub(base);
+            if let (Some(a), Some(f)) = (aabbs.get(i), flags.get(i)) {
+                prefetch_whole(a);
+                prefetch(f);
+            }
+        }
+        // Checked: a live slot within this part.
+        let i = id.index() as usize - base;
+        aabbs[i] = aabb;
+        for a in 0..3 {
+            lo[a] = if aabb.min[a] < lo[a] {
+                aabb.min[a]
+            } else {
+                lo[a]
+            };
+            hi[a] = if aabb.max[a] > hi[a] {
+                aabb.max[a]
+            } else {
+                hi[a]
+            };
+        }
+        let f = flags[i];
+        flags[i] = f | DIRTY | BOX_SET;
+        // In bounds: at most one entry per item.
+        dirty[n] = id.index();
+        n += usize::from(f & DIRTY == 0);
+        newly_set += usize::from(f & BOX_SET == 0);
+    }
+    Written {
+        changed: n,
+        newly_set,
+        lo,
+        hi,
+    }
+}
+
+/// Moves per batch from which [`Store::set_aabbs`] spreads them over threads.
+const PARALLEL_MOVES: usize = 1 << 15;
+
 /// The proxies and the state shared by all algorithms.
 #[derive(Clone, Debug)]
 pub(crate) struct Store {
@@ -88,6 +155,8 @@ pub(crate) struct Store {
     /// everything made the bounds loose every time).
     set_bounds: Option<Aabb>,
     boxes_set: usize,
+    /// Whether large batches of moves may be spread over threads.
+    parallel: bool,
 }
 
 impl Store {
@@ -118,6 +187,7 @@ impl Store {
             bounds_loose: 0,
             set_bounds: None,
             boxes_set: 0,
+            parallel: config.use_threads(),
         }
     }
 
@@ -214,7 +284,58 @@ impl Store {
     /// All or nothing: every item is checked before the first box is written. A frame's moves
     /// after churn come in no slot order, and each proxy's entries cost a trip to memory: the
     /// entries of the item [`MOVE_AHEAD`] places on are asked for before they are needed.
+    ///
+    /// A large batch in increasing slot order (a frame that moves everything, handed over in
+    /// the order the proxies were made) is checked and written by several threads, each its
+    /// own piece of the batch and so its own range of slots: what a frame does on one thread
+    /// before the algorithm can start. The result is the one of a single thread.
     pub(crate) fn set_aabbs(&mut self, items: &[(ProxyId, Aabb)]) -> Result<(), Error> {
+        let pieces = self.pieces_for(items.len());
+        let increasing = if pieces > 1 {
+            par::check_pieces(self, items, pieces)?
+        } else {
+            self.check_moves(items)?;
+            false
+        };
+        debug_assert!(!increasing || items.windows(2).all(|w| w[0].0.index() < w[1].0.index()));
+        let mut dirty = std::mem::take(&mut self.dirty);
+        let before = dirty.len();
+        dirty.resize(before + items.len(), 0);
+        let written = if increasing {
+            par::write_pieces(self, items, pieces, &mut dirty[before..])
+        } else {
+            write_moves(
+                &mut self.aabbs,
+                &mut self.flags,
+                0,
+                items,
+                &mut dirty[before..],
+            )
+        };
+        dirty.truncate(before + written.changed);
+        self.dirty = dirty;
+        self.boxes_set += written.newly_set;
+        if !items.is_empty() {
+            self.grow_bounds(&Aabb::new(written.lo, written.hi));
+        }
+        self.bounds_loose += items.len();
+        Ok(())
+    }
+
+    /// How many threads [`Store::set_aabbs`] spreads a batch of `len` moves over.
+    fn pieces_for(&self, len: usize) -> usize {
+        if self.parallel && len >= PARALLEL_MOVES {
+            par::threads().min(len / (PARALLEL_MOVES / 2)).max(1)
+        } else {
+            1
+        }
+    }
+
+    /// Pass one of [`Store::set_aabbs`]: the first item that is not a live proxy with a valid
+    /// box, as its error; else whether the items' slots increase.
+    fn check_moves(&self, items: &[(ProxyId, Aabb)]) -> Result<bool, Error> {
+        let mut increasing = true;
+        let mut last = None;
         for (k, (id, aabb)) in items.iter().enumerate() {
             if let Some((ahead, _)) = items.get(k + MOVE_AHEAD) {
                 let i = ahead.index() as usize;
@@ -225,54 +346,10 @@ impl Store {
             }
             self.slot(*id)?;
             aabb.validate()?;
+            increasing &= last < Some(id.index());
+            last = Some(id.index());
         }
-        // The union of the new boxes, kept in registers and merged into `bounds` once, per
-        // axis and compared plainly as in `recompute_bounds` (the boxes were validated). The
-        // changed slots are written into room made beforehand and counted without a branch:
-        // pushing kept the list's length going to memory and back at every box.
-        let (mut lo, mut hi) = ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]);
-        let mut dirty = std::mem::take(&mut self.dirty);
-        let mut n = dirty.len();
-        dirty.resize(n + items.len(), 0);
-        let mut newly_set = 0;
-        for (k, &(id, aabb)) in items.iter().enumerate() {
-            if let Some((ahead, _)) = items.get(k + MOVE_AHEAD) {
-                let i = ahead.index() as usize;
-                if let (Some(a), Some(f)) = (self.aabbs.get(i), self.flags.get(i)) {
-                    prefetch_whole(a);
-                    prefetch(f);
-                }
-            }
-            // Checked above: a live slot.
-            let slot = id.index() as usize;
-            self.aabbs[slot] = aabb;
-            for a in 0..3 {
-                lo[a] = if aabb.min[a] < lo[a] {
-                    aabb.min[a]
-                } else {
-                    lo[a]
-                };
-                hi[a] = if aabb.max[a] > hi[a] {
-                    aabb.max[a]
-                } else {
-                    hi[a]
-                };
-            }
-            let flags = self.flags[slot];
-            self.flags[slot] = flags | DIRTY | BOX_SET;
-            // In bounds: at most one entry per item past the `n` there were.
-            dirty[n] = slot as u32;
-            n += usize::from(flags & DIRTY == 0);
-            newly_set += usize::from(flags & BOX_SET == 0);
-        }
-        self.boxes_set += newly_set;
-        dirty.truncate(n);
-        self.dirty = dirty;
-        if !items.is_empty() {
-            self.grow_bounds(&Aabb::new(lo, hi));
-        }
-        self.bounds_loose += items.len();
-        Ok(())
+        Ok(increasing)
     }
 
     pub(crate) fn set_desc(&mut self, id: ProxyId, desc: ProxyDesc) -> Result<(), Error> {
@@ -679,6 +756,119 @@ macro_rules! forward_to_store {
 }
 pub(crate) use forward_to_store;
 
+/// [`Store::set_aabbs`] spread over threads, one piece of the batch each.
+#[cfg(feature = "parallel")]
+mod par {
+    use super::{write_moves, Store, Written};
+    use crate::{Aabb, Error, ProxyId};
+    use rayon::prelude::*;
+
+    pub(super) fn threads() -> usize {
+        rayon::current_num_threads()
+    }
+
+    /// Checks `items` in `pieces` pieces: the first error in item order, else whether the
+    /// slots increase through the whole batch.
+    pub(super) fn check_pieces(
+        store: &Store,
+        items: &[(ProxyId, Aabb)],
+        pieces: usize,
+    ) -> Result<bool, Error> {
+        let per = items.len().div_ceil(pieces);
+        let checked: Vec<Result<bool, Error>> = items
+            .par_chunks(per)
+            .map(|piece| store.check_moves(piece))
+            .collect();
+        let mut increasing = true;
+        for result in checked {
+            increasing &= result?;
+        }
+        let joins_increase = items
+            .chunks(per)
+            .zip(items.chunks(per).skip(1))
+            .all(|(a, b)| a.last().map(|x| x.0.index()) < b.first().map(|x| x.0.index()));
+        Ok(increasing && joins_increase)
+    }
+
+    /// Writes checked `items`, whose slots increase, in `pieces` pieces: each piece owns the
+    /// slots from its first one to the next piece's first one, and lists its changed slots in
+    /// its own part of `dirty` (as long as `items`); the parts are then closed up, in order.
+    pub(super) fn write_pieces(
+        store: &mut Store,
+        items: &[(ProxyId, Aabb)],
+        pieces: usize,
+        dirty: &mut [u32],
+    ) -> Written {
+        let per = items.len().div_ceil(pieces);
+        let chunks: Vec<&[(ProxyId, Aabb)]> = items.chunks(per).collect();
+        let (mut aabbs, mut flags) = (&mut store.aabbs[..], &mut store.flags[..]);
+        let mut rest = &mut *dirty;
+        let mut jobs = Vec::with_capacity(chunks.len());
+        let mut base = 0;
+        for (k, &chunk) in chunks.iter().enumerate() {
+            let end = chunks
+                .get(k + 1)
+                .and_then(|next| next.first())
+                .map_or(base + aabbs.len(), |x| x.0.index() as usize);
+            let (a, a_rest) = std::mem::take(&mut aabbs).split_at_mut(end - base);
+            let (f, f_rest) = std::mem::take(&mut flags).split_at_mut(end - base);
+            let (d, d_rest) = std::mem::take(&mut rest).split_at_mut(chunk.len());
+            jobs.push((a, f, base, chunk, d));
+            (aabbs, flags, rest, base) = (a_rest, f_rest, d_rest, end);
+        }
+        let written: Vec<Written> = jobs
+            .into_par_iter()
+            .map(|(a, f, base, chunk, d)| write_moves(a, f, base, chunk, d))
+            .collect();
+        let mut total = Written {
+            changed: 0,
+            newly_set: 0,
+            lo: [f32::INFINITY; 3],
+            hi: [f32::NEG_INFINITY; 3],
+        };
+        let mut start = 0;
+        for (chunk, w) in chunks.iter().zip(&written) {
+            dirty.copy_within(start..start + w.changed, total.changed);
+            total.changed += w.changed;
+            total.newly_set += w.newly_set;
+            for a in 0..3 {
+                total.lo[a] = total.lo[a].min(w.lo[a]);
+                total.hi[a] = total.hi[a].max(w.hi[a]);
+            }
+            start += chunk.len();
+        }
+        total
+    }
+}
+
+/// Without the `parallel` feature: one piece.
+#[cfg(not(feature = "parallel"))]
+mod par {
+    use super::{write_moves, Store, Written};
+    use crate::{Aabb, Error, ProxyId};
+
+    pub(super) fn threads() -> usize {
+        1
+    }
+
+    pub(super) fn check_pieces(
+        store: &Store,
+        items: &[(ProxyId, Aabb)],
+        _pieces: usize,
+    ) -> Result<bool, Error> {
+        store.check_moves(items)
+    }
+
+    pub(super) fn write_pieces(
+        store: &mut Store,
+        items: &[(ProxyId, Aabb)],
+        _pieces: usize,
+        dirty: &mut [u32],
+    ) -> Written {
+        write_moves(&mut store.aabbs, &mut store.flags, 0, items, dirty)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -765,5 +955,91 @@ mod tests {
                 prop_assert_eq!(store.bounds().is_none(), live.is_empty());
             }
         });
+    }
+
+    /// A store with `n` proxies, a few removed and a few already changed in this update.
+    fn loaded(n: usize, parallel: bool) -> (Store, Vec<ProxyId>) {
+        let mut store = Store::new(&Config::default().with_parallel(parallel));
+        let ids: Vec<ProxyId> = (0..n)
+            .map(|i| {
+                let lo = [(i % 97) as f32, (i % 89) as f32, (i / 1000) as f32];
+                store.insert(Aabb::new(lo, lo.map(|c| c + 1.0)), ProxyDesc::default())
+            })
+            .collect::<Result<_, _>>()
+            .unwrap();
+        store.finish_update_with(&[], &[]);
+        for &id in ids.iter().step_by(1001) {
+            store.remove(id).unwrap();
+        }
+        for &id in ids.iter().skip(7).step_by(503) {
+            if store.slot(id).is_ok() {
+                store.set_aabb(id, Aabb::point([-3.0; 3])).unwrap();
+            }
+        }
+        (store, ids)
+    }
+
+    /// Everything a batch of moves changes in the store.
+    fn state(s: &Store) -> impl PartialEq + std::fmt::Debug {
+        (
+            s.aabbs.clone(),
+            s.flags.clone(),
+            s.dirty.clone(),
+            s.bounds,
+            s.set_bounds,
+            s.boxes_set,
+        )
+    }
+
+    /// A large batch gives the same store on two threads as on one: in slot order (written in
+    /// pieces), out of order, with a proxy twice or in two ordered halves (written by one
+    /// thread), and with faults (the first one named, nothing written).
+    #[test]
+    fn moves_in_pieces_match_one_thread() {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        let n = 3 * PARALLEL_MOVES;
+        let moved = |ids: &[ProxyId], store: &Store| -> Vec<(ProxyId, Aabb)> {
+            ids.iter()
+                .filter(|&&id| store.slot(id).is_ok())
+                .map(|&id| {
+                    (
+                        id,
+                        store
+                            .aabb_at(id.index() as usize)
+                            .translated([0.5, -0.25, 2.0]),
+                    )
+                })
+                .collect()
+        };
+        let (reference, ids) = loaded(n, false);
+        let in_order = moved(&ids, &reference);
+        let mut shuffled = in_order.clone();
+        shuffled.swap(10, 2 * PARALLEL_MOVES);
+        shuffled.push(shuffled[5]);
+        // Each half in order, the second starting below the first.
+        let mut rotated = in_order.clone();
+        rotated.rotate_left(in_order.len() / 2);
+        let mut faulty = in_order.clone();
+        let last = faulty.len() - 1;
+        faulty[last].1 = Aabb::new([1.0; 3], [0.0; 3]);
+        faulty[PARALLEL_MOVES + 3].0 = ids[0];
+        for batch in [&in_order, &shuffled, &rotated, &faulty] {
+            let (mut one, _) = loaded(n, false);
+            let (mut two, _) = loaded(n, true);
+            let before = state(&two);
+            let r1 = one.set_aabbs(batch).map_err(|e| e.to_string());
+            let r2 = pool
+                .install(|| two.set_aabbs(batch))
+                .map_err(|e| e.to_string());
+            assert_eq!(r1, r2);
+            assert_eq!(state(&one), state(&two));
+            if let Err(e) = r2 {
+                assert_eq!(state(&two), before, "a failed batch changes nothing");
+                assert!(e.contains("stale"), "{e}");
+            }
+        }
     }
 }
