@@ -910,8 +910,11 @@ mod par {
             // warm (rayon's `for_each_init` would make one per piece of work it splits off).
             static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
         }
+        // One task per cell, as in Grid's buckets: rayon's own cut leaves a thread idle while
+        // the other finishes its last run of cells.
         cells
             .par_iter_mut()
+            .with_max_len(1)
             .enumerate()
             .filter(|(c, _)| is_touched[*c])
             .for_each(|(c, cell)| {
