@@ -40,9 +40,11 @@ impl PairEvents {
         self.deleted.clear();
     }
 
-    /// Sorts both lists: the contract's order.
-    pub(crate) fn sort(&mut self) {
-        self.created.sort_unstable();
-        self.deleted.sort_unstable();
+    /// Sorts both lists: the contract's order. On two threads when `parallel` and both are
+    /// long.
+    pub(crate) fn sort(&mut self, parallel: bool) {
+        let (created, deleted) = (&mut self.created, &mut self.deleted);
+        let both = parallel && created.len().min(deleted.len()) >= crate::par::SORT_BOTH_MIN;
+        crate::par::both(both, || created.sort_unstable(), || deleted.sort_unstable());
     }
 }

@@ -56,6 +56,7 @@ mod grid;
 mod id;
 mod mbp;
 mod pairs;
+mod par;
 mod prefetch;
 mod prune;
 mod quadtree;

@@ -15,6 +15,15 @@ use crate::{Pair, PairEvents, ProxyId};
 /// How many keys ahead batch operations ask for a key's bucket.
 const PREFETCH_AHEAD: usize = 8;
 
+/// Keys from which [`PairSet::remove_keys`] first looks them all up on every thread. Tiny with
+/// the `testing` feature, so that the differential suite's crowds take that path.
+#[cfg(not(feature = "testing"))]
+const PARALLEL_LOOKUPS: usize = 1 << 14;
+#[cfg(feature = "testing")]
+const PARALLEL_LOOKUPS: usize = 16;
+/// Keys per task of those look-ups.
+const LOOKUP_CHUNK: usize = 4096;
+
 /// Set on a pair first added during the current update.
 const NEW: u32 = 1;
 /// Set on a pair found (again) during the current update.
@@ -49,6 +58,8 @@ pub(crate) struct PairSet {
     shift: u32,
     /// Dense indices of the pairs `finish` deletes (scratch).
     doomed: Vec<u32>,
+    /// Where [`PairSet::remove_keys`] found each key before removing any (scratch).
+    lookups: Vec<u32>,
 }
 
 /// The key of the pair of slots `a < b`.
@@ -189,7 +200,7 @@ impl PairSet {
     pub(crate) fn memory_bytes(&self) -> usize {
         self.pairs.capacity() * std::mem::size_of::<Pair>()
             + self.table.capacity() * std::mem::size_of::<Bucket>()
-            + self.doomed.capacity() * 4
+            + (self.doomed.capacity() + self.lookups.capacity()) * 4
     }
 
     #[inline]
@@ -279,13 +290,32 @@ impl PairSet {
     /// themselves, appending each removed pair to `removed`. Each removal moves the last pair
     /// of the dense array into the hole; the buckets of the keys and of those last pairs are
     /// asked for ahead, as in [`insert_new`](Self::insert_new).
-    pub(crate) fn remove_keys(&mut self, keys: &[u64], removed: &mut Vec<Pair>) {
+    ///
+    /// A pair's place in the dense array is known only once its bucket is read, too late to ask
+    /// for it ahead: with `parallel` and many keys, every thread first looks up a share of the
+    /// keys (reading only), and the removals ask for each pair's line a few keys ahead. Without
+    /// that, reading the pair was three quarters of the removals on the `sizes` scene.
+    pub(crate) fn remove_keys(&mut self, keys: &[u64], removed: &mut Vec<Pair>, parallel: bool) {
         if self.table.is_empty() {
             return;
+        }
+        let mut lookups = std::mem::take(&mut self.lookups);
+        lookups.clear();
+        if parallel && keys.len() >= PARALLEL_LOOKUPS && crate::par::threads() > 1 {
+            lookups.resize(keys.len(), EMPTY);
+            lookup::indices(self, keys, &mut lookups);
         }
         for (n, &k) in keys.iter().enumerate() {
             if let Some(&ahead) = keys.get(n + PREFETCH_AHEAD) {
                 prefetch(&self.table[self.home(ahead)]);
+            }
+            // Where that key's pair was before this batch: a removal since may have moved
+            // it, which costs one wasted request, never a wrong result.
+            if let Some(p) = lookups
+                .get(n + PREFETCH_AHEAD)
+                .and_then(|&i| self.pairs.get(i as usize))
+            {
+                prefetch(p);
             }
             // The pair that the removal after next-few will move (unless it goes itself).
             if let Some(p) = self.pairs.len().checked_sub(1 + PREFETCH_AHEAD) {
@@ -299,6 +329,18 @@ impl PairSet {
             removed.push(self.pairs[i]);
             self.unlink(s);
             self.fill_hole(i);
+        }
+        self.lookups = lookups;
+    }
+
+    /// The dense index of each key's pair, or `EMPTY`, into `out` (as long as `keys`).
+    fn look_up(&self, keys: &[u64], out: &mut [u32]) {
+        for (n, (at, &k)) in out.iter_mut().zip(keys).enumerate() {
+            if let Some(&ahead) = keys.get(n + PREFETCH_AHEAD) {
+                prefetch(&self.table[self.home(ahead)]);
+            }
+            let (s, found) = self.probe(k);
+            *at = if found { self.table[s].index } else { EMPTY };
         }
     }
 
@@ -405,7 +447,30 @@ impl PairSet {
             self.pairs.shrink_to(self.pairs.len() * 2);
             self.rehash((self.pairs.len() * 4).next_power_of_two().max(64));
         }
-        events.sort();
+        events.sort(false);
+    }
+}
+
+/// [`PairSet::remove_keys`]'s look-ups, spread over rayon's threads.
+#[cfg(feature = "parallel")]
+mod lookup {
+    use super::{PairSet, LOOKUP_CHUNK};
+    use rayon::prelude::*;
+
+    pub(super) fn indices(set: &PairSet, keys: &[u64], out: &mut [u32]) {
+        out.par_chunks_mut(LOOKUP_CHUNK)
+            .zip(keys.par_chunks(LOOKUP_CHUNK))
+            .for_each(|(out, keys)| set.look_up(keys, out));
+    }
+}
+
+/// Without the `parallel` feature: one thread, so no look-ups ahead.
+#[cfg(not(feature = "parallel"))]
+mod lookup {
+    use super::PairSet;
+
+    pub(super) fn indices(set: &PairSet, keys: &[u64], out: &mut [u32]) {
+        set.look_up(keys, out);
     }
 }
 
@@ -473,6 +538,42 @@ mod tests {
         want.sort_unstable();
         KeySorter::default().sort(&mut keys);
         assert_eq!(keys, want);
+    }
+
+    /// Removing a batch with the look-ups ahead (on every thread) removes the same pairs, in
+    /// the same order, as one thread: keys absent from the set and pairs that earlier
+    /// removals of the batch moved (whose looked-up place is stale) included.
+    #[test]
+    fn removals_with_look_ups_match_one_thread() {
+        let n = 4 * PARALLEL_LOOKUPS as u32 + 50;
+        let fill = |set: &mut PairSet| {
+            let keys: Vec<u64> = (0..n).map(|i| pair_key(i, i + 1)).collect();
+            let pairs: Vec<Pair> = (0..n).map(|i| Pair::new(id(i), id(i + 1))).collect();
+            set.insert_new(&keys, &pairs);
+        };
+        // Every third pair, from the back (each removal moves the last pair, which a later key
+        // of the batch names), and keys never inserted.
+        let doomed: Vec<u64> = (0..n)
+            .rev()
+            .filter(|i| i % 3 == 0)
+            .map(|i| pair_key(i, i + 1))
+            .chain((0..40).map(|i| pair_key(i, i + 7)))
+            .collect();
+        let run = |parallel: bool| {
+            let mut set = PairSet::default();
+            fill(&mut set);
+            let mut removed = Vec::new();
+            set.remove_keys(&doomed, &mut removed, parallel);
+            (removed, set.pairs().to_vec(), set)
+        };
+        let (one, left_one, _) = run(false);
+        let (many, left_many, set) = run(true);
+        assert_eq!(one.len(), (0..n).filter(|i| i % 3 == 0).count());
+        assert_eq!(many, one);
+        assert_eq!(left_many, left_one);
+        for i in 0..n {
+            assert_eq!(set.contains(i, i + 1), i % 3 != 0, "pair {i}");
+        }
     }
 
     proptest! {

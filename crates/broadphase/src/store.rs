@@ -474,7 +474,8 @@ impl Store {
     /// Ends an update in which the algorithm diffed the pairs itself: `created` and `deleted`
     /// hold pair keys, without duplicates and none in both.
     pub(crate) fn finish_update_with(&mut self, created: &[u64], deleted: &[u64]) {
-        self.pairs.remove_keys(deleted, &mut self.events.deleted);
+        self.pairs
+            .remove_keys(deleted, &mut self.events.deleted, self.parallel);
         // `id_at`, without borrowing all of `self` while the events grow.
         let generations = &self.generations;
         let id = |slot: u32| ProxyId::from_raw_parts(slot, generations[slot as usize]);
@@ -485,7 +486,7 @@ impl Store {
         }));
         self.pairs
             .insert_new(created, &self.events.created[start..]);
-        self.events.sort();
+        self.events.sort(self.parallel);
         self.end_update();
     }
 

@@ -281,7 +281,7 @@ impl Abp {
     /// Turns the columns' candidate changes into the update's events.
     fn finish(&mut self) {
         self.store.tests = self.cells.tests();
-        let (created, deleted) = self.cells.finish();
+        let (created, deleted) = self.cells.finish(self.parallel);
         self.store.finish_update_with(created, deleted);
         self.cells.clear_changes();
         // The dealt slots are unchanged again until they next change.

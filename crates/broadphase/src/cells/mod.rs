@@ -573,9 +573,10 @@ impl Cells {
 
     /// The update's created and deleted pairs, each sorted, the pairs in both (they changed
     /// home) removed from both. Call [`Cells::clear_changes`] once they are applied.
-    pub(crate) fn finish(&mut self) -> (&[u64], &[u64]) {
-        self.created.sort_unstable();
-        self.deleted.sort_unstable();
+    pub(crate) fn finish(&mut self, parallel: bool) -> (&[u64], &[u64]) {
+        let (created, deleted) = (&mut self.created, &mut self.deleted);
+        let both = parallel && created.len().min(deleted.len()) >= crate::par::SORT_BOTH_MIN;
+        crate::par::both(both, || created.sort_unstable(), || deleted.sort_unstable());
         // Each pair has one home cell, so no cell reports a key another reports too.
         debug_assert!(self.created.windows(2).all(|w| w[0] < w[1]));
         debug_assert!(self.deleted.windows(2).all(|w| w[0] < w[1]));

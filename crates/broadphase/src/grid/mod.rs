@@ -40,6 +40,7 @@ mod settings;
 use std::ops::ControlFlow;
 
 use crate::pairs::{cancel_common, KeySorter};
+use crate::par::{self, SORT_BOTH_MIN};
 use crate::query::{forward_queries, segment_bounds, Ray, SpatialIndex};
 use crate::store::{forward_to_store, Store};
 use crate::{Aabb, Algorithm, BroadPhase, Config, Error, Pair, PairEvents, Stats};
@@ -330,7 +331,8 @@ pub struct Grid {
     /// Candidate created and deleted pair keys of this update.
     created: Vec<u64>,
     deleted: Vec<u64>,
-    key_sorter: KeySorter,
+    /// One sorter for the created candidates, one for the deleted, which sort side by side.
+    key_sorters: [KeySorter; 2],
     figures: Figures,
     layouts: u64,
 }
@@ -365,7 +367,7 @@ impl Grid {
             outside: 0,
             created: Vec::new(),
             deleted: Vec::new(),
-            key_sorter: KeySorter::default(),
+            key_sorters: Default::default(),
             figures: Figures::default(),
             layouts: 0,
         }
@@ -435,7 +437,7 @@ impl Grid {
         // pairs or the events, which are sorted.
         let slots = store.slot_count();
         let chunks = if self.parallel {
-            threads().min(slots.div_ceil(MIN_CHUNK)).max(1)
+            par::threads().min(slots.div_ceil(MIN_CHUNK)).max(1)
         } else {
             1
         };
@@ -597,25 +599,19 @@ impl Grid {
     /// moved to another bucket was deleted from the old one and created in the new one: it is
     /// in both candidate lists, and in neither event list.
     fn finish(&mut self) {
-        self.key_sorter.sort(&mut self.created);
-        self.key_sorter.sort(&mut self.deleted);
+        let (created, deleted) = (&mut self.created, &mut self.deleted);
+        let [for_created, for_deleted] = &mut self.key_sorters;
+        let both = self.parallel && created.len().min(deleted.len()) >= SORT_BOTH_MIN;
+        par::both(
+            both,
+            || for_created.sort(created),
+            || for_deleted.sort(deleted),
+        );
         cancel_common(&mut self.created, &mut self.deleted);
         self.store.tests = self.figures.tests;
         self.store.finish_update_with(&self.created, &self.deleted);
         self.created.clear();
         self.deleted.clear();
-    }
-}
-
-/// The threads work may be spread over.
-fn threads() -> usize {
-    #[cfg(feature = "parallel")]
-    {
-        rayon::current_num_threads()
-    }
-    #[cfg(not(feature = "parallel"))]
-    {
-        1
     }
 }
 

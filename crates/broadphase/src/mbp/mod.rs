@@ -1236,7 +1236,7 @@ impl Mbp {
             }
         }
         self.store.tests = self.cells.tests();
-        let (created, deleted) = self.cells.finish();
+        let (created, deleted) = self.cells.finish(self.parallel);
         self.store.finish_update_with(created, deleted);
         self.cells.clear_changes();
         // The placed slots are unchanged again until they next change.
