@@ -27,11 +27,11 @@ use crate::scenes::{Scene, SceneKind};
 /// The chapter's three broad-phase strategies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Strategy {
-    /// Every pair tested: n(n-1)/2 tests ([`BruteForce`]).
+    /// Every pair tested: n(n-1)/2 tests (`BruteForce`).
     Brute,
-    /// Sort and sweep on one axis, from scratch every frame ([`SortAndSweep`]).
+    /// Sort and sweep on one axis, from scratch every frame (`SortAndSweep`).
     Sweep,
-    /// Spatial subdivision ([`Grid`]).
+    /// Spatial subdivision (`Grid`).
     Grid,
 }
 
