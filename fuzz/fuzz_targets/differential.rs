@@ -141,7 +141,21 @@ impl Bytes<'_> {
                 _ => Op::Nudge(self.pick()?, self.offset()?),
             },
             9 => Op::SetDesc(self.pick()?, self.desc()?),
-            10 => Op::Remove(self.pick()?),
+            10 => match self.u8()? % 4 {
+                0 => {
+                    let n = self.u8()? % 12;
+                    let mut picks = Vec::new();
+                    for _ in 0..n {
+                        picks.push(self.pick()?);
+                    }
+                    let stale = match self.u8()? % 4 {
+                        0 => Some(self.pick()?),
+                        _ => None,
+                    };
+                    Op::RemoveMany(picks, stale)
+                }
+                _ => Op::Remove(self.pick()?),
+            },
             11 => Op::SetLayersCollide(
                 Layer(self.u8()? % 4),
                 Layer(self.u8()? % 4),

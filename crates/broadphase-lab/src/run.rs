@@ -11,7 +11,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use broadphase::{Aabb, Algorithm, BroadPhase, BruteForce, Config, Error, Pair, ProxyId};
+use broadphase::{
+    Aabb, Algorithm, BroadPhase, BruteForce, Config, Error, Pair, ProxyDesc, ProxyId,
+};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::scene_file::SceneFile;
@@ -210,13 +212,17 @@ fn verified_frames(n: usize, frames: usize, samples: usize) -> Vec<usize> {
 
 /// Applies a frame's changes to a broad phase, keeping `ids` (scene index → id) current.
 pub fn apply(bp: &mut dyn BroadPhase, ids: &mut [ProxyId], frame: &Frame) -> Result<(), Error> {
-    for &i in &frame.removed {
-        bp.remove(ids[i as usize])?;
+    // Removals, arrivals and moves, each as one batch, the way a game hands them over.
+    let leaving: Vec<ProxyId> = frame.removed.iter().map(|&i| ids[i as usize]).collect();
+    bp.remove_batch(&leaving)?;
+    let arriving: Vec<(Aabb, ProxyDesc)> = frame
+        .added
+        .iter()
+        .map(|&(_, aabb, desc)| (aabb, desc))
+        .collect();
+    for (&(i, _, _), id) in frame.added.iter().zip(bp.insert_batch(&arriving)?) {
+        ids[i as usize] = id;
     }
-    for &(i, aabb, desc) in &frame.added {
-        ids[i as usize] = bp.insert(aabb, desc)?;
-    }
-    // The moves as one batch, the way a physics step hands them over.
     let moves: Vec<(ProxyId, Aabb)> = frame
         .moved
         .iter()

@@ -99,6 +99,40 @@ pub trait BroadPhase: Send + Sync {
     /// [`Error::StaleProxy`] (removed twice), [`Error::UnknownProxy`].
     fn remove(&mut self, id: ProxyId) -> Result<(), Error>;
 
+    /// Removes many proxies, as [`remove`](BroadPhase::remove) on each in order, but all of
+    /// them or none: a proxy that is not live, or that the batch lists twice (the second
+    /// removal would find it stale), fails the batch before anything is removed. The way a
+    /// game hands over a frame's destroyed objects; faster than one call per proxy when they
+    /// lie all over the structure.
+    ///
+    /// ```
+    /// use broadphase::{Aabb, Algorithm, BroadPhase, Config, Error, Pair, ProxyDesc};
+    /// let mut bp = broadphase::new(Algorithm::Abp, Config::default());
+    /// let a = bp.insert(Aabb::new([0.0; 3], [1.0; 3]), ProxyDesc::dynamic())?;
+    /// let b = bp.insert(Aabb::new([0.5; 3], [1.5; 3]), ProxyDesc::dynamic())?;
+    /// let c = bp.insert(Aabb::new([0.8; 3], [2.0; 3]), ProxyDesc::dynamic())?;
+    /// bp.update()?;
+    /// // `b` listed twice: nothing is removed.
+    /// assert!(matches!(bp.remove_batch(&[a, b, b]), Err(Error::StaleProxy { .. })));
+    /// assert_eq!(bp.len(), 3);
+    /// bp.remove_batch(&[a, b])?;
+    /// assert_eq!(bp.update()?.deleted(), &[Pair::new(a, b), Pair::new(a, c), Pair::new(b, c)]);
+    /// # Ok::<(), broadphase::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`remove`](BroadPhase::remove), for the first item that fails.
+    fn remove_batch(&mut self, ids: &[ProxyId]) -> Result<(), Error> {
+        let mut seen = std::collections::HashSet::with_capacity(ids.len());
+        for &id in ids {
+            self.aabb(id)?;
+            if !seen.insert(id) {
+                return Err(Error::StaleProxy { id });
+            }
+        }
+        ids.iter().try_for_each(|&id| self.remove(id))
+    }
+
     /// Brings the pairs up to date with every change since the last update and returns what
     /// changed: created and deleted pairs, each sorted by `(a, b)`.
     ///

@@ -10,7 +10,8 @@ use crate::pairs::{key_slots, PairSet};
 use crate::prefetch::{prefetch, prefetch_whole};
 use crate::{Aabb, Config, Error, Layer, Pair, PairEvents, ProxyDesc, ProxyId, Stats};
 
-/// How many items ahead [`Store::set_aabbs`] asks for a proxy's entries.
+/// How many items ahead [`Store::set_aabbs`], [`Store::insert_batch`] and
+/// [`Store::remove_batch`] ask for a proxy's entries.
 const MOVE_AHEAD: usize = 8;
 /// The slot is a live proxy.
 const ALIVE: u8 = 1;
@@ -23,6 +24,8 @@ const DIRTY: u8 = 4;
 const FIXED: u8 = 8;
 /// The slot's box was set (inserted or moved) since the last update.
 const BOX_SET: u8 = 16;
+/// Set, during [`Store::remove_batch`]'s check, on the slots the batch removes.
+const LEAVING: u8 = 32;
 
 /// Flags `slot` as changed and lists it, unless it is already.
 #[inline(always)]
@@ -263,9 +266,25 @@ impl Store {
             self.check_new(aabb, desc)?;
         }
         self.check_room(items.len())?;
+        // Freed slots are reused last freed first, and lie all over the store: the entries of
+        // the slot the item [`MOVE_AHEAD`] places on will take are asked for ahead.
         Ok(items
             .iter()
-            .map(|&(aabb, desc)| self.insert_checked(aabb, desc))
+            .map(|&(aabb, desc)| {
+                if let Some(&ahead) = self
+                    .free
+                    .len()
+                    .checked_sub(1 + MOVE_AHEAD)
+                    .map(|k| &self.free[k])
+                {
+                    let i = ahead as usize;
+                    prefetch_whole(&self.aabbs[i]);
+                    prefetch(&self.descs[i]);
+                    prefetch(&self.flags[i]);
+                    prefetch(&self.generations[i]);
+                }
+                self.insert_checked(aabb, desc)
+            })
             .collect())
     }
 
@@ -367,6 +386,12 @@ impl Store {
 
     pub(crate) fn remove(&mut self, id: ProxyId) -> Result<(), Error> {
         let slot = self.slot(id)?;
+        self.remove_slot(slot);
+        Ok(())
+    }
+
+    /// Removes the live proxy in `slot`.
+    fn remove_slot(&mut self, slot: usize) {
         self.boxes_set -= usize::from(self.flags[slot] & BOX_SET != 0);
         self.flags[slot] &= !(ALIVE | BOX_SET);
         self.len -= 1;
@@ -380,6 +405,53 @@ impl Store {
             self.pending_free.push(slot as u32);
         }
         self.mark_dirty(slot);
+    }
+
+    /// All or nothing: every id is checked, and marked so that one listed twice is caught,
+    /// before the first removal (the marks are taken back if one fails). Removed proxies lie
+    /// all over the store: the entries of the id [`MOVE_AHEAD`] places on are asked for
+    /// before they are needed, in both passes.
+    pub(crate) fn remove_batch(&mut self, ids: &[ProxyId]) -> Result<(), Error> {
+        let ahead = |store: &Self, k: usize| {
+            if let Some(next) = ids.get(k + MOVE_AHEAD) {
+                let i = next.index() as usize;
+                if let (Some(g), Some(f), Some(d)) = (
+                    store.generations.get(i),
+                    store.flags.get(i),
+                    store.descs.get(i),
+                ) {
+                    prefetch(g);
+                    prefetch(f);
+                    prefetch(d);
+                }
+            }
+        };
+        for (k, &id) in ids.iter().enumerate() {
+            ahead(self, k);
+            let checked = self.slot(id).and_then(|slot| {
+                if self.flags[slot] & LEAVING != 0 {
+                    // Listed before in this batch: removing it again would find it stale.
+                    Err(Error::StaleProxy { id })
+                } else {
+                    Ok(slot)
+                }
+            });
+            match checked {
+                Ok(slot) => self.flags[slot] |= LEAVING,
+                Err(e) => {
+                    for done in &ids[..k] {
+                        self.flags[done.index() as usize] &= !LEAVING;
+                    }
+                    return Err(e);
+                }
+            }
+        }
+        for (k, &id) in ids.iter().enumerate() {
+            ahead(self, k);
+            let slot = id.index() as usize;
+            self.flags[slot] &= !LEAVING;
+            self.remove_slot(slot);
+        }
         Ok(())
     }
 
@@ -719,6 +791,10 @@ macro_rules! forward_to_store {
 
         fn remove(&mut self, id: $crate::ProxyId) -> Result<(), $crate::Error> {
             self.store.remove(id)
+        }
+
+        fn remove_batch(&mut self, ids: &[$crate::ProxyId]) -> Result<(), $crate::Error> {
+            self.store.remove_batch(ids)
         }
 
         fn events(&self) -> &$crate::PairEvents {

@@ -100,6 +100,10 @@ pub enum Op {
     SetDesc(Pick, ProxyDesc),
     /// `remove`.
     Remove(Pick),
+    /// `remove_batch` of live proxies (a proxy picked twice fails the batch). With
+    /// `Some(pick)`, an id removed earlier joins the batch at the place `pick` names: the call
+    /// must fail and remove nothing.
+    RemoveMany(Vec<Pick>, Option<Pick>),
     /// `set_layers_collide`.
     SetLayersCollide(Layer, Layer, bool),
     /// `shift_origin`.
@@ -236,6 +240,11 @@ fn op(world: World) -> impl Strategy<Value = Op> {
             .prop_map(|(moves, bad)| Op::NudgeMany(moves, bad)),
         4 => (any::<usize>().prop_map(Pick), desc()).prop_map(|(i, d)| Op::SetDesc(i, d)),
         8 => any::<usize>().prop_map(Pick).prop_map(Op::Remove),
+        3 => (
+            prop::collection::vec(any::<usize>().prop_map(Pick), 0..12),
+            prop::option::weighted(0.2, any::<usize>().prop_map(Pick)),
+        )
+            .prop_map(|(picks, stale)| Op::RemoveMany(picks, stale)),
         3 => (0u8..4, 0u8..4, any::<bool>())
             .prop_map(|(a, b, c)| Op::SetLayersCollide(Layer(a), Layer(b), c)),
         2 => world.shift().prop_map(Op::ShiftOrigin),
@@ -670,6 +679,37 @@ fn replay(mut bp: Box<dyn BroadPhase>, ops: &[Op]) -> Result<Log, String> {
                 same(&at("remove"), &bp.remove(id), &oracle.remove(id))?;
                 dead.push(id);
             }
+            Op::RemoveMany(picks, stale) => {
+                let mut ids: Vec<ProxyId> = picks
+                    .iter()
+                    .filter_map(|i| pick(&live, i).map(|k| live[k]))
+                    .collect();
+                if let (Some(i), false) = (stale, dead.is_empty()) {
+                    let at = i.0 % (ids.len() + 1);
+                    ids.insert(at, dead[i.index(dead.len())]);
+                }
+                // The contract, on the oracle one id at a time: every id checked (live, and
+                // not listed before), then every proxy removed.
+                let mut listed = std::collections::HashSet::new();
+                let want = ids
+                    .iter()
+                    .try_for_each(|&id| {
+                        oracle.aabb(id)?;
+                        if listed.insert(id) {
+                            Ok(())
+                        } else {
+                            Err(Error::StaleProxy { id })
+                        }
+                    })
+                    .and_then(|()| ids.iter().try_for_each(|&id| oracle.remove(id)));
+                same(&at("remove_batch"), &bp.remove_batch(&ids), &want)?;
+                if want.is_ok() {
+                    live.retain(|id| !ids.contains(id));
+                    dead.extend(&ids);
+                } else {
+                    same_state(bp.as_ref(), &oracle, &live)?;
+                }
+            }
             Op::SetLayersCollide(a, b, on) => {
                 same(
                     &at("set_layers_collide"),
@@ -944,12 +984,22 @@ impl Crowd {
             if !batch.is_empty() {
                 ops.push(Op::NudgeMany(batch, None));
             }
+            // Churn: every other frame removes its proxies as one batch (which fails, whole,
+            // when it picks one twice).
+            let mut leaving = Vec::new();
             for _ in 0..self.n * self.churn as usize / 100 {
-                ops.push(Op::Remove(index(&mut rng)));
+                if frame % 2 == 0 {
+                    ops.push(Op::Remove(index(&mut rng)));
+                } else {
+                    leaving.push(index(&mut rng));
+                }
                 ops.push(Op::Insert(
                     boxed(&mut rng),
                     desc(&mut rng, self.fixed_percent),
                 ));
+            }
+            if !leaving.is_empty() {
+                ops.push(Op::RemoveMany(leaving, None));
             }
             if frame % 3 == 1 {
                 ops.push(Op::SetDesc(index(&mut rng), desc(&mut rng, 50)));

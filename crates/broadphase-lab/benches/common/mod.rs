@@ -9,7 +9,7 @@ pub mod yardstick;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use broadphase::{Aabb, Algorithm, BroadPhase, Config, ProxyId};
+use broadphase::{Aabb, Algorithm, BroadPhase, Config, ProxyDesc, ProxyId};
 use broadphase_lab::scenes::{Frame, Scene, SceneKind};
 use criterion::measurement::WallTime;
 use criterion::BenchmarkGroup;
@@ -146,7 +146,9 @@ pub struct BroadPhaseContender {
     ids: Vec<ProxyId>,
     /// The scene index behind each proxy slot, to name pairs by scene index.
     owners: Vec<u32>,
-    /// A frame's moves, handed over as one batch.
+    /// A frame's removals, arrivals and moves, each handed over as one batch.
+    leaving: Vec<ProxyId>,
+    arriving: Vec<(Aabb, ProxyDesc)>,
     moves: Vec<(ProxyId, Aabb)>,
 }
 
@@ -184,6 +186,8 @@ impl BroadPhaseContender {
             bp,
             ids,
             owners,
+            leaving: Vec::new(),
+            arriving: Vec::new(),
             moves: Vec::new(),
         }
     }
@@ -212,17 +216,22 @@ impl BroadPhaseContender {
 
 impl Contender for BroadPhaseContender {
     fn frame(&mut self, frame: &Frame) -> usize {
-        // The scene's order: removals, then arrivals, then moves.
-        for &i in &frame.removed {
-            self.bp
-                .remove(self.ids[i as usize])
-                .expect("removed objects are live");
-        }
-        for &(i, aabb, desc) in &frame.added {
-            let id = self
-                .bp
-                .insert(aabb, desc)
-                .expect("the scene's boxes are valid");
+        // The scene's order: removals, then arrivals, then moves, each handed over as one
+        // batch, the way a game hands over a frame's destroyed, spawned and moved bodies.
+        self.leaving.clear();
+        self.leaving
+            .extend(frame.removed.iter().map(|&i| self.ids[i as usize]));
+        self.bp
+            .remove_batch(&self.leaving)
+            .expect("removed objects are live");
+        self.arriving.clear();
+        self.arriving
+            .extend(frame.added.iter().map(|&(_, aabb, desc)| (aabb, desc)));
+        let ids = self
+            .bp
+            .insert_batch(&self.arriving)
+            .expect("the scene's boxes are valid");
+        for (&(i, _, _), id) in frame.added.iter().zip(ids) {
             self.ids[i as usize] = id;
             let slot = id.index() as usize;
             if slot >= self.owners.len() {
