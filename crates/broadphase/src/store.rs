@@ -271,12 +271,7 @@ impl Store {
         Ok(items
             .iter()
             .map(|&(aabb, desc)| {
-                if let Some(&ahead) = self
-                    .free
-                    .len()
-                    .checked_sub(1 + MOVE_AHEAD)
-                    .map(|k| &self.free[k])
-                {
+                if let Some(&ahead) = self.free.iter().rev().nth(MOVE_AHEAD) {
                     let i = ahead as usize;
                     prefetch_whole(&self.aabbs[i]);
                     prefetch(&self.descs[i]);
@@ -344,7 +339,7 @@ impl Store {
     /// How many threads [`Store::set_aabbs`] spreads a batch of `len` moves over.
     fn pieces_for(&self, len: usize) -> usize {
         if self.parallel && len >= PARALLEL_MOVES {
-            par::threads().min(len / (PARALLEL_MOVES / 2)).max(1)
+            crate::par::threads().min(len / (PARALLEL_MOVES / 2)).max(1)
         } else {
             1
         }
@@ -840,10 +835,6 @@ mod par {
     use crate::{Aabb, Error, ProxyId};
     use rayon::prelude::*;
 
-    pub(super) fn threads() -> usize {
-        rayon::current_num_threads()
-    }
-
     /// Checks `items` in `pieces` pieces: the first error in item order, else whether the
     /// slots increase through the whole batch.
     pub(super) fn check_pieces(
@@ -923,10 +914,6 @@ mod par {
 mod par {
     use super::{write_moves, Store, Written};
     use crate::{Aabb, Error, ProxyId};
-
-    pub(super) fn threads() -> usize {
-        1
-    }
 
     pub(super) fn check_pieces(
         store: &Store,

@@ -482,7 +482,7 @@ impl Cells {
         let chunks = slots
             .len()
             .div_ceil(CHUNK_SLOTS)
-            .clamp(1, (2 * par::threads()).min(MAX_CHUNKS));
+            .clamp(1, (2 * crate::par::threads()).min(MAX_CHUNKS));
         if chunks > 1 && slots.windows(2).all(|w| w[0] < w[1]) {
             chunks
         } else {
@@ -548,7 +548,11 @@ impl Cells {
                 cell.bounds = cell.measure();
             }
         };
-        if parallel && self.dealt >= PARALLEL_MIN && self.touched.len() > 1 && par::threads() > 1 {
+        if parallel
+            && self.dealt >= PARALLEL_MIN
+            && self.touched.len() > 1
+            && crate::par::threads() > 1
+        {
             par::for_each_touched(&mut self.cells, is_touched, work);
         } else {
             let mut scratch = Scratch::default();
@@ -884,17 +888,6 @@ mod par {
     #[cfg(not(feature = "parallel"))]
     pub(super) fn for_each<J: Send>(jobs: Vec<J>, f: impl Fn(J) + Sync + Send) {
         jobs.into_iter().for_each(f);
-    }
-
-    /// The threads work is spread over.
-    #[cfg(feature = "parallel")]
-    pub(super) fn threads() -> usize {
-        rayon::current_num_threads()
-    }
-
-    #[cfg(not(feature = "parallel"))]
-    pub(super) fn threads() -> usize {
-        1
     }
 
     /// Runs `f` on every touched cell, in parallel, each worker with its own scratch.
