@@ -144,7 +144,12 @@ pub trait BroadPhase: Send + Sync {
     /// The events of the last update.
     fn events(&self) -> &PairEvents;
 
-    /// Every overlapping pair as of the last update, in an unspecified but deterministic order.
+    /// Every overlapping pair as of the last update, in an unspecified but deterministic order,
+    /// each proxy named by its id at that update (also when it was removed since).
+    ///
+    /// Abp, Mbp, QuadTree and Grid keep their pairs in their own structures and make this list
+    /// on the first call after an update that changed them (linear in the pairs), then keep it:
+    /// a frame that only reads the events never pays for it.
     fn pairs(&self) -> &[Pair];
 
     /// A proxy's current box (as last set, even before the next update).

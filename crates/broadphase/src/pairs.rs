@@ -1,6 +1,14 @@
-//! The persistent pair set and its created/deleted diffing (PhysX's pair manager, ours).
+//! The persistent pairs and their created/deleted diffing.
 //!
-//! Pairs live in a dense array (the order [`crate::BroadPhase::pairs`] returns) indexed by an
+//! Two ways to keep them. Abp, Mbp, QuadTree and Grid keep their pairs in their own parts
+//! (a cell, a bucket, a tree), each part's as a sorted list of keys that [`diff_pairs`] diffs
+//! against the part's pairs found this update; the store turns the candidates into events and
+//! makes the list of pairs as ids only when asked (`Store::listed_pairs`), so a frame pays
+//! for the pairs that changed, not for a table of all of them. Sap adds and removes pairs one
+//! at a time as its end points swap, and keeps them in a [`PairSet`] (PhysX's pair manager,
+//! ours), below.
+//!
+//! In a [`PairSet`], pairs live in a dense array (the order [`crate::BroadPhase::pairs`] returns) indexed by an
 //! open-addressing hash table keyed on the two slot indices. Each update the algorithm
 //! [`add`](PairSet::add)s every overlapping, allowed pair it finds among the proxies that changed;
 //! [`finish`](PairSet::finish) then reports as created the pairs that were not there before, and
@@ -22,6 +30,7 @@ const PARALLEL_LOOKUPS: usize = 1 << 14;
 #[cfg(feature = "testing")]
 const PARALLEL_LOOKUPS: usize = 16;
 /// Keys per task of those look-ups.
+#[cfg(feature = "parallel")]
 const LOOKUP_CHUNK: usize = 4096;
 
 /// Set on a pair first added during the current update.

@@ -9,6 +9,7 @@ use crate::filter::{check_layer, LayerMatrix};
 use crate::pairs::{key_slots, PairSet};
 use crate::prefetch::{prefetch, prefetch_whole};
 use crate::{Aabb, Config, Error, Layer, Pair, PairEvents, ProxyDesc, ProxyId, Stats};
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 /// How many items ahead [`Store::set_aabbs`], [`Store::insert_batch`] and
 /// [`Store::remove_batch`] ask for a proxy's entries.
@@ -26,6 +27,9 @@ const FIXED: u8 = 8;
 const BOX_SET: u8 = 16;
 /// Set, during [`Store::remove_batch`]'s check, on the slots the batch removes.
 const LEAVING: u8 = 32;
+/// The slot was removed since the last update and retired: its generation was not advanced
+/// (it would have wrapped), so its last proxy's id is the one it still holds.
+const RETIRED: u8 = 64;
 
 /// Flags `slot` as changed and lists it, unless it is already.
 #[inline(always)]
@@ -109,6 +113,45 @@ fn write_moves(
     }
 }
 
+/// The id the proxy in `slot` had at the last update, for a slot that held one then: its id
+/// now if it is still live (a slot is reused only after the update that follows its removal),
+/// else the id it had before its removal advanced its generation ([`RETIRED`]: did not).
+#[inline]
+fn id_at_last_update(flags: &[u8], generations: &[u32], slot: u32) -> ProxyId {
+    let s = slot as usize;
+    let generation = if flags[s] & (ALIVE | RETIRED) != 0 {
+        generations[s]
+    } else {
+        generations[s].wrapping_sub(1)
+    };
+    ProxyId::from_raw_parts(slot, generation)
+}
+
+/// A list kept for reuse behind `&self` (a lock that is never contended: only the first
+/// [`Store::listed_pairs`] after an update takes it). A clone starts empty.
+#[derive(Debug, Default)]
+struct Spare(Mutex<Vec<Pair>>);
+
+impl Spare {
+    fn take(&self) -> Vec<Pair> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    fn get_mut(&mut self) -> &mut Vec<Pair> {
+        self.0.get_mut().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn capacity(&self) -> usize {
+        self.0.lock().map_or(0, |v| v.capacity())
+    }
+}
+
+impl Clone for Spare {
+    fn clone(&self) -> Self {
+        Self::default()
+    }
+}
+
 /// Moves per batch from which [`Store::set_aabbs`] spreads them over threads.
 const PARALLEL_MOVES: usize = 1 << 15;
 
@@ -141,7 +184,16 @@ pub(crate) struct Store {
     rules_changed: u64,
     /// Origin shifts so far: an algorithm compares it with the count at its last update.
     shifts: u64,
+    /// The persistent pairs of an algorithm that adds and removes pairs one by one (Sap); it
+    /// stays empty for the algorithms that keep theirs in their own sorted lists.
     pub(crate) pairs: PairSet,
+    /// How many pairs the algorithm's own lists hold ([`Store::finish_update_listed`]).
+    listed: usize,
+    /// Those pairs as ids, made on the first ask after an update ([`Store::listed_pairs`]).
+    listed_ids: OnceLock<Vec<Pair>>,
+    /// The last list's memory, for the next one (3.4 million pairs are 55 MB: the kernel
+    /// clearing fresh pages for each list took a third of making it).
+    listed_spare: Spare,
     pub(crate) events: PairEvents,
     /// Candidate overlap tests made by the last update (for stats).
     pub(crate) tests: u64,
@@ -183,6 +235,9 @@ impl Store {
             rules_changed: 0,
             shifts: 0,
             pairs: PairSet::default(),
+            listed: 0,
+            listed_ids: OnceLock::new(),
+            listed_spare: Spare::default(),
             events: PairEvents::default(),
             tests: 0,
             last_changed: 0,
@@ -398,6 +453,8 @@ impl Store {
         if let Some(next) = self.generations[slot].checked_add(1) {
             self.generations[slot] = next;
             self.pending_free.push(slot as u32);
+        } else {
+            self.flags[slot] |= RETIRED;
         }
         self.mark_dirty(slot);
     }
@@ -557,6 +614,55 @@ impl Store {
         self.end_update();
     }
 
+    /// Ends an update of an algorithm that keeps its pairs in its own sorted lists and diffed
+    /// them: `created` and `deleted` hold pair keys, without duplicates and none in both; every
+    /// deleted key was a pair of the last update, no created one was. No pair set is kept here:
+    /// the events name the proxies by their ids at the time ([`id_at_last_update`] for
+    /// the deleted pairs, whose proxies may have been removed since), and the list of pairs is
+    /// made only when asked ([`Store::listed_pairs`]).
+    pub(crate) fn finish_update_listed(&mut self, created: &[u64], deleted: &[u64]) {
+        debug_assert!(self.listed + created.len() >= deleted.len());
+        self.listed = (self.listed + created.len()).saturating_sub(deleted.len());
+        if !(created.is_empty() && deleted.is_empty()) {
+            // The list of the last pairs is stale (unchanged pairs keep their ids: a removed
+            // proxy's pairs are deleted, so the ids of the pairs left still hold).
+            if let Some(list) = self.listed_ids.take() {
+                *self.listed_spare.get_mut() = list;
+            }
+        }
+        let (flags, generations) = (&self.flags, &self.generations);
+        let now = |slot: u32| ProxyId::from_raw_parts(slot, generations[slot as usize]);
+        let then = |slot: u32| id_at_last_update(flags, generations, slot);
+        let events = &mut self.events;
+        events.created.extend(created.iter().map(|&k| {
+            let (a, b) = key_slots(k);
+            Pair::new(now(a), now(b))
+        }));
+        events.deleted.extend(deleted.iter().map(|&k| {
+            let (a, b) = key_slots(k);
+            Pair::new(then(a), then(b))
+        }));
+        self.events.sort(self.parallel);
+        self.end_update();
+    }
+
+    /// The pairs of the last update of an algorithm that keeps them in its own lists
+    /// ([`Store::finish_update_listed`]): `each` hands every pair's two slots to the function
+    /// it is given, in a deterministic order. Made on the first call after an update, then
+    /// kept until the next update that changes them; the ids are those of the last update,
+    /// even for a proxy removed since.
+    pub(crate) fn listed_pairs(&self, each: impl FnOnce(&mut dyn FnMut(u32, u32))) -> &[Pair] {
+        self.listed_ids.get_or_init(|| {
+            let mut out = self.listed_spare.take();
+            out.clear();
+            out.reserve(self.listed);
+            let then = |slot: u32| id_at_last_update(&self.flags, &self.generations, slot);
+            each(&mut |a, b| out.push(Pair::new(then(a), then(b))));
+            debug_assert_eq!(out.len(), self.listed, "the lists hold every pair");
+            out
+        })
+    }
+
     #[inline]
     fn grow_bounds(&mut self, aabb: &Aabb) {
         let grow = |b: Option<Aabb>| Some(b.map_or(*aabb, |b| b.union(aabb)));
@@ -714,7 +820,7 @@ impl Store {
             proxies: self.len,
             fixed: self.fixed,
             dynamic: self.len - self.fixed,
-            pairs: self.pairs.len(),
+            pairs: self.pairs.len() + self.listed,
             created: self.events.created.len(),
             deleted: self.events.deleted.len(),
             changed: self.last_changed,
@@ -730,6 +836,8 @@ impl Store {
             + (self.generations.capacity() + self.free.capacity() + self.dirty.capacity()) * 4
             + self.flags.capacity()
             + self.pairs.memory_bytes()
+            + (self.listed_ids.get().map_or(0, Vec::capacity) + self.listed_spare.capacity())
+                * std::mem::size_of::<Pair>()
     }
 }
 
@@ -937,6 +1045,45 @@ mod par {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// A listed algorithm's events and list of pairs name a removed proxy by the id it had:
+    /// the generation before the removal advanced it, or the same one when the slot retired
+    /// (its generation was the last).
+    #[test]
+    fn listed_pairs_keep_the_ids_of_removed_proxies() {
+        for last_generation in [false, true] {
+            let mut store = Store::new(&Config::default());
+            let unit = Aabb::new([0.0; 3], [1.0; 3]);
+            let a = store.insert(unit, ProxyDesc::dynamic()).unwrap();
+            let b = store.insert(unit, ProxyDesc::dynamic()).unwrap();
+            let a = if last_generation {
+                store.generations[a.index() as usize] = u32::MAX;
+                ProxyId::from_raw_parts(a.index(), u32::MAX)
+            } else {
+                a
+            };
+            let key = crate::pairs::pair_key(a.index(), b.index());
+            let pair = Pair::new(a, b);
+            store.begin_update();
+            store.finish_update_listed(&[key], &[]);
+            assert_eq!(store.events.created, vec![pair]);
+            store.remove(a).unwrap();
+            assert_eq!(
+                store.listed_pairs(|f| f(a.index(), b.index())),
+                &[pair],
+                "asked after the removal"
+            );
+            store.begin_update();
+            store.finish_update_listed(&[], &[key]);
+            assert_eq!(
+                store.events.deleted,
+                vec![pair],
+                "retired: {last_generation}"
+            );
+            assert_eq!(store.listed_pairs(|_| {}), &[]);
+            assert_eq!(store.stats().pairs, 0);
+        }
+    }
 
     #[derive(Clone, Debug)]
     enum Op {

@@ -282,7 +282,7 @@ impl Abp {
     fn finish(&mut self) {
         self.store.tests = self.cells.tests();
         let (created, deleted) = self.cells.finish(self.parallel);
-        self.store.finish_update_with(created, deleted);
+        self.store.finish_update_listed(created, deleted);
         self.cells.clear_changes();
         // The dealt slots are unchanged again until they next change.
         for &s in &self.to_deal {
@@ -398,7 +398,7 @@ impl BroadPhase for Abp {
     }
 
     fn pairs(&self) -> &[Pair] {
-        self.store.pairs.pairs()
+        self.store.listed_pairs(|f| self.cells.each_pair(f))
     }
 
     fn stats(&self) -> Stats {

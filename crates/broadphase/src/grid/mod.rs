@@ -39,7 +39,7 @@ mod settings;
 
 use std::ops::ControlFlow;
 
-use crate::pairs::{cancel_common, KeySorter};
+use crate::pairs::{cancel_common, key_slots, KeySorter};
 use crate::par::{self, SORT_BOTH_MIN};
 use crate::query::{forward_queries, segment_bounds, Ray, SpatialIndex};
 use crate::store::{forward_to_store, Store};
@@ -410,7 +410,10 @@ impl Grid {
     /// Chooses a new layout from the live boxes: every pair will be found again, so the old
     /// ones all become deleted candidates, which the pairs found again cancel.
     fn new_layout(&mut self) {
-        self.deleted.extend(self.store.pair_keys());
+        // Every pair lives in one bucket's list.
+        for b in self.levels.iter().flat_map(|l| &l.buckets) {
+            self.deleted.extend_from_slice(&b.pairs);
+        }
         let s = &self.store;
         let live = (0..s.slot_count()).filter(|&i| s.is_alive(i));
         let layout = Layout::choose(
@@ -609,7 +612,8 @@ impl Grid {
         );
         cancel_common(&mut self.created, &mut self.deleted);
         self.store.tests = self.figures.tests;
-        self.store.finish_update_with(&self.created, &self.deleted);
+        self.store
+            .finish_update_listed(&self.created, &self.deleted);
         self.created.clear();
         self.deleted.clear();
     }
@@ -839,7 +843,14 @@ impl BroadPhase for Grid {
     }
 
     fn pairs(&self) -> &[Pair] {
-        self.store.pairs.pairs()
+        self.store.listed_pairs(|f| {
+            for b in self.levels.iter().flat_map(|l| &l.buckets) {
+                for &k in &b.pairs {
+                    let (x, y) = key_slots(k);
+                    f(x, y);
+                }
+            }
+        })
     }
 
     fn stats(&self) -> Stats {

@@ -1237,7 +1237,7 @@ impl Mbp {
         }
         self.store.tests = self.cells.tests();
         let (created, deleted) = self.cells.finish(self.parallel);
-        self.store.finish_update_with(created, deleted);
+        self.store.finish_update_listed(created, deleted);
         self.cells.clear_changes();
         // The placed slots are unchanged again until they next change.
         for &s in &self.to_place {
@@ -1707,7 +1707,7 @@ impl BroadPhase for Mbp {
     }
 
     fn pairs(&self) -> &[Pair] {
-        self.store.pairs.pairs()
+        self.store.listed_pairs(|f| self.cells.each_pair(f))
     }
 
     fn stats(&self) -> Stats {

@@ -54,7 +54,7 @@ mod tree;
 
 use std::ops::ControlFlow;
 
-use crate::pairs::{diff_pairs, KeySorter};
+use crate::pairs::{diff_pairs, key_slots, KeySorter};
 use crate::query::{self, CastHit, Obb, Ray, RayHit, SpatialIndex};
 use crate::store::{forward_to_store, Store};
 use crate::{
@@ -785,7 +785,7 @@ impl BroadPhase for QuadTree {
         self.store.begin_update();
         if self.store.dirty().is_empty() {
             self.store.tests = 0;
-            self.store.finish_update_with(&[], &[]);
+            self.store.finish_update_listed(&[], &[]);
             return Ok(&self.store.events);
         }
         let (modes, changed) = self.sort_changes();
@@ -868,7 +868,8 @@ impl BroadPhase for QuadTree {
             self.found = Vec::new();
         }
         self.store.tests = tests;
-        self.store.finish_update_with(&self.created, &self.deleted);
+        self.store
+            .finish_update_listed(&self.created, &self.deleted);
         self.created.clear();
         self.deleted.clear();
         // Scratch sized by the pairs of one update: give it back after a burst.
@@ -879,7 +880,12 @@ impl BroadPhase for QuadTree {
     }
 
     fn pairs(&self) -> &[Pair] {
-        self.store.pairs.pairs()
+        self.store.listed_pairs(|f| {
+            for &k in &self.keys {
+                let (a, b) = key_slots(k);
+                f(a, b);
+            }
+        })
     }
 
     fn stats(&self) -> Stats {
