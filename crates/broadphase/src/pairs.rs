@@ -495,6 +495,21 @@ pub(crate) fn diff_pairs(
     created: &mut Vec<u64>,
     deleted: &mut Vec<u64>,
 ) {
+    diff_pairs_by(old, found, key_slots, changed, out, created, deleted);
+}
+
+/// [`diff_pairs`] for lists whose keys are in another order than pair keys (any order that is
+/// the same from one update to the next): `slots` gives a key's two slots. The candidates come
+/// out as pair keys.
+pub(crate) fn diff_pairs_by(
+    old: &[u64],
+    found: &[u64],
+    slots: impl Fn(u64) -> (u32, u32),
+    changed: impl Fn(u32) -> bool,
+    out: &mut Vec<u64>,
+    created: &mut Vec<u64>,
+    deleted: &mut Vec<u64>,
+) {
     out.clear();
     let (mut i, mut j) = (0, 0);
     // No real key is u64::MAX (slots are below 2^24): it stands for "list exhausted".
@@ -506,15 +521,16 @@ pub(crate) fn diff_pairs(
             i += 1;
             j += 1;
         } else if o < f {
-            let (a, b) = key_slots(o);
+            let (a, b) = slots(o);
             if changed(a) || changed(b) {
-                deleted.push(o);
+                deleted.push(pair_key(a, b));
             } else {
                 out.push(o);
             }
             i += 1;
         } else {
-            created.push(f);
+            let (a, b) = slots(f);
+            created.push(pair_key(a, b));
             out.push(f);
             j += 1;
         }

@@ -39,7 +39,7 @@ mod settings;
 
 use std::ops::ControlFlow;
 
-use crate::pairs::{cancel_common, key_slots, KeySorter};
+use crate::pairs::{cancel_common, pair_key, KeySorter};
 use crate::par::{self, SORT_BOTH_MIN};
 use crate::query::{forward_queries, segment_bounds, Ray, SpatialIndex};
 use crate::store::{forward_to_store, Store};
@@ -412,7 +412,8 @@ impl Grid {
     fn new_layout(&mut self) {
         // Every pair lives in one bucket's list.
         for b in self.levels.iter().flat_map(|l| &l.buckets) {
-            self.deleted.extend_from_slice(&b.pairs);
+            self.deleted
+                .extend(b.pair_slots().map(|(x, y)| pair_key(x, y)));
         }
         let s = &self.store;
         let live = (0..s.slot_count()).filter(|&i| s.is_alive(i));
@@ -552,6 +553,9 @@ impl Grid {
             store,
             grid: &level.grid,
             radix_bits: self.settings.radix_bits,
+            // Level 0 keeps its records between updates (out of slot order) when it keeps
+            // cells: its pairs keep pair keys, also at an update that builds it afresh.
+            by_record: level.grid.level > 0 || !self.settings.keep_cells,
         };
         let schedule = self.settings.schedule;
         let ctx = &ctx;
@@ -582,7 +586,7 @@ impl Grid {
             }
             if schedule == Schedule::All {
                 bucket.test(b, None, ctx);
-                bucket.diff(store);
+                bucket.diff(ctx);
             }
         });
         if schedule == Schedule::Parity {
@@ -593,7 +597,7 @@ impl Grid {
                 });
             }
             run_each(self.parallel, &mut level.buckets, |_, bucket| {
-                bucket.diff(store)
+                bucket.diff(ctx)
             });
         }
     }
@@ -845,10 +849,7 @@ impl BroadPhase for Grid {
     fn pairs(&self) -> &[Pair] {
         self.store.listed_pairs(|f| {
             for b in self.levels.iter().flat_map(|l| &l.buckets) {
-                for &k in &b.pairs {
-                    let (x, y) = key_slots(k);
-                    f(x, y);
-                }
+                b.pair_slots().for_each(|(x, y)| f(x, y));
             }
         })
     }
