@@ -88,6 +88,13 @@ pub(crate) fn pair_key(a: u32, b: u32) -> u64 {
     }
 }
 
+/// One part's sorted list of pairs (a cell's, a bucket's, a tree's), for
+/// `Store::listed_pairs`: its keys, and how to read a key's two slots.
+pub(crate) struct PairList<'a> {
+    pub keys: &'a [u64],
+    pub slots: fn(u64) -> (u32, u32),
+}
+
 /// The two slots of a pair key, smaller first.
 #[inline]
 pub(crate) fn key_slots(k: u64) -> (u32, u32) {

@@ -36,6 +36,31 @@ pub(crate) fn both(parallel: bool, a: impl FnOnce() + Send, b: impl FnOnce() + S
     b();
 }
 
+/// Runs `f` on every item, on rayon's threads when `parallel`, one task per item.
+pub(crate) fn each_mut<T: Send>(
+    parallel: bool,
+    items: &mut [T],
+    f: impl Fn(usize, &mut T) + Sync + Send,
+) {
+    #[cfg(feature = "parallel")]
+    if parallel && items.len() > 1 {
+        use rayon::prelude::*;
+        // One task per item: left to itself, rayon cuts the items into as many runs as there
+        // are threads (and splits further only what is stolen), so a thread that ran out of
+        // work waited on the other's last run: at 1M boxes, a third of Grid's buckets' time.
+        items
+            .par_iter_mut()
+            .with_max_len(1)
+            .enumerate()
+            .for_each(|(i, t)| f(i, t));
+        return;
+    }
+    let _ = parallel;
+    for (i, t) in items.iter_mut().enumerate() {
+        f(i, t);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,7 +6,7 @@
 //! their own structures in step.
 
 use crate::filter::{check_layer, LayerMatrix};
-use crate::pairs::{key_slots, PairSet};
+use crate::pairs::{key_slots, PairList, PairSet};
 use crate::prefetch::{prefetch, prefetch_whole};
 use crate::{Aabb, Config, Error, Layer, Pair, PairEvents, ProxyDesc, ProxyId, Stats};
 use std::sync::{Mutex, OnceLock, PoisonError};
@@ -151,6 +151,13 @@ impl Clone for Spare {
         Self::default()
     }
 }
+
+/// Pairs per task when [`Store::listed_pairs`] makes a long list on several threads. Tiny with
+/// the `testing` feature, so that the differential suite makes lists that way.
+#[cfg(not(feature = "testing"))]
+const LIST_PIECE: usize = 1 << 14;
+#[cfg(feature = "testing")]
+const LIST_PIECE: usize = 4;
 
 /// Moves per batch from which [`Store::set_aabbs`] spreads them over threads.
 const PARALLEL_MOVES: usize = 1 << 15;
@@ -647,18 +654,37 @@ impl Store {
     }
 
     /// The pairs of the last update of an algorithm that keeps them in its own lists
-    /// ([`Store::finish_update_listed`]): `each` hands every pair's two slots to the function
-    /// it is given, in a deterministic order. Made on the first call after an update, then
-    /// kept until the next update that changes them; the ids are those of the last update,
-    /// even for a proxy removed since.
-    pub(crate) fn listed_pairs(&self, each: impl FnOnce(&mut dyn FnMut(u32, u32))) -> &[Pair] {
+    /// ([`Store::finish_update_listed`]), in the order of `lists`' lists and keys. Made on the
+    /// first call after an update (a long list on several threads, in pieces), then kept until
+    /// the next update that changes them; the ids are those of the last update, even for a
+    /// proxy removed since.
+    pub(crate) fn listed_pairs<'a>(&self, lists: impl FnOnce() -> Vec<PairList<'a>>) -> &[Pair] {
         self.listed_ids.get_or_init(|| {
+            let lists = lists();
+            let total = lists.iter().map(|l| l.keys.len()).sum();
+            debug_assert_eq!(total, self.listed, "the lists hold every pair");
+            // Every place is written below: the last list's pairs are overwritten where they
+            // lie, and only a longer list's tail is filled first.
             let mut out = self.listed_spare.take();
-            out.clear();
-            out.reserve(self.listed);
+            let none = ProxyId::from_raw_parts(0, 0);
+            out.resize(total, Pair::new(none, none));
+            let mut pieces = Vec::with_capacity(lists.len() + total / LIST_PIECE);
+            let mut rest = &mut out[..];
+            for list in &lists {
+                for keys in list.keys.chunks(LIST_PIECE) {
+                    let (head, tail) = std::mem::take(&mut rest).split_at_mut(keys.len());
+                    pieces.push((head, keys, list.slots));
+                    rest = tail;
+                }
+            }
             let then = |slot: u32| id_at_last_update(&self.flags, &self.generations, slot);
-            each(&mut |a, b| out.push(Pair::new(then(a), then(b))));
-            debug_assert_eq!(out.len(), self.listed, "the lists hold every pair");
+            let parallel = self.parallel && total >= 2 * LIST_PIECE;
+            crate::par::each_mut(parallel, &mut pieces, |_, (out, keys, slots)| {
+                for (pair, &k) in out.iter_mut().zip(keys.iter()) {
+                    let (a, b) = slots(k);
+                    *pair = Pair::new(then(a), then(b));
+                }
+            });
             out
         })
     }
@@ -1062,25 +1088,27 @@ mod tests {
             } else {
                 a
             };
-            let key = crate::pairs::pair_key(a.index(), b.index());
+            let keys = [crate::pairs::pair_key(a.index(), b.index())];
+            let list = || {
+                vec![PairList {
+                    keys: &keys,
+                    slots: key_slots,
+                }]
+            };
             let pair = Pair::new(a, b);
             store.begin_update();
-            store.finish_update_listed(&[key], &[]);
+            store.finish_update_listed(&keys, &[]);
             assert_eq!(store.events.created, vec![pair]);
             store.remove(a).unwrap();
-            assert_eq!(
-                store.listed_pairs(|f| f(a.index(), b.index())),
-                &[pair],
-                "asked after the removal"
-            );
+            assert_eq!(store.listed_pairs(list), &[pair], "asked after the removal");
             store.begin_update();
-            store.finish_update_listed(&[], &[key]);
+            store.finish_update_listed(&[], &keys);
             assert_eq!(
                 store.events.deleted,
                 vec![pair],
                 "retired: {last_generation}"
             );
-            assert_eq!(store.listed_pairs(|_| {}), &[]);
+            assert_eq!(store.listed_pairs(Vec::new), &[]);
             assert_eq!(store.stats().pairs, 0);
         }
     }

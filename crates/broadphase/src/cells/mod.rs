@@ -35,7 +35,7 @@ pub(crate) mod grid;
 
 use std::ops::ControlFlow;
 
-use crate::pairs::{cancel_common, diff_pairs, key_slots, pair_key};
+use crate::pairs::{cancel_common, diff_pairs, key_slots, pair_key, PairList};
 use crate::prefetch::{prefetch, prefetch_tail, prefetch_whole};
 use crate::prune::{bipartite, complete, BoxList, EncodedBox};
 use crate::radix::RadixSorter;
@@ -593,14 +593,16 @@ impl Cells {
         self.deleted.clear();
     }
 
-    /// Hands the two slots of every pair to `f`, cell by cell.
-    pub(crate) fn each_pair(&self, f: &mut dyn FnMut(u32, u32)) {
-        for cell in &self.cells {
-            for &k in &cell.pairs {
-                let (a, b) = key_slots(k);
-                f(a, b);
-            }
-        }
+    /// The pairs of every cell that has some, cell by cell.
+    pub(crate) fn pair_lists(&self) -> Vec<PairList<'_>> {
+        self.cells
+            .iter()
+            .filter(|c| !c.pairs.is_empty())
+            .map(|c| PairList {
+                keys: &c.pairs,
+                slots: key_slots,
+            })
+            .collect()
     }
 
     /// Heap bytes held.

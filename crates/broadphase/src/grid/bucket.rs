@@ -33,7 +33,7 @@
 //! pair keys.
 
 use crate::encode::encode;
-use crate::pairs::{diff_pairs, diff_pairs_by, key_slots, pair_key, KeySorter};
+use crate::pairs::{diff_pairs, diff_pairs_by, key_slots, pair_key, KeySorter, PairList};
 use crate::prefetch::{prefetch, prefetch_whole};
 use crate::prune::signed;
 use crate::radix::{RadixReport, RadixSorter};
@@ -540,16 +540,16 @@ impl Bucket {
         std::mem::swap(&mut self.pairs, &mut self.merged);
     }
 
-    /// The two slots of each of the bucket's pairs.
-    pub fn pair_slots(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
-        let ordered = self.ordered;
-        self.pairs.iter().map(move |&k| {
-            if ordered {
-                ordered_slots(k)
+    /// The bucket's pairs, and how to read their keys.
+    pub fn pair_list(&self) -> PairList<'_> {
+        PairList {
+            keys: &self.pairs,
+            slots: if self.ordered {
+                ordered_slots
             } else {
-                key_slots(k)
-            }
-        })
+                key_slots
+            },
+        }
     }
 
     /// The entries of cell `key`: their record indices (with control bits).

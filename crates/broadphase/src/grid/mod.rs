@@ -412,8 +412,11 @@ impl Grid {
     fn new_layout(&mut self) {
         // Every pair lives in one bucket's list.
         for b in self.levels.iter().flat_map(|l| &l.buckets) {
-            self.deleted
-                .extend(b.pair_slots().map(|(x, y)| pair_key(x, y)));
+            let list = b.pair_list();
+            self.deleted.extend(list.keys.iter().map(|&k| {
+                let (x, y) = (list.slots)(k);
+                pair_key(x, y)
+            }));
         }
         let s = &self.store;
         let live = (0..s.slot_count()).filter(|&i| s.is_alive(i));
@@ -623,26 +626,7 @@ impl Grid {
     }
 }
 
-/// Runs `f` on every item, on rayon's threads when `parallel`.
-fn run_each<T: Send>(parallel: bool, items: &mut [T], f: impl Fn(usize, &mut T) + Sync + Send) {
-    #[cfg(feature = "parallel")]
-    if parallel && items.len() > 1 {
-        use rayon::prelude::*;
-        // One task per item: left to itself, rayon cuts the items into as many runs as there
-        // are threads (and splits further only what is stolen), so a thread that ran out of
-        // work waited on the other's last run: at 1M boxes, a third of the buckets' time.
-        items
-            .par_iter_mut()
-            .with_max_len(1)
-            .enumerate()
-            .for_each(|(i, t)| f(i, t));
-        return;
-    }
-    let _ = parallel;
-    for (i, t) in items.iter_mut().enumerate() {
-        f(i, t);
-    }
-}
+use par::each_mut as run_each;
 
 impl Level {
     /// Visits every box of the level whose cells meet `lo..=hi`, each once: in the cell of the
@@ -847,10 +831,12 @@ impl BroadPhase for Grid {
     }
 
     fn pairs(&self) -> &[Pair] {
-        self.store.listed_pairs(|f| {
-            for b in self.levels.iter().flat_map(|l| &l.buckets) {
-                b.pair_slots().for_each(|(x, y)| f(x, y));
-            }
+        self.store.listed_pairs(|| {
+            self.levels
+                .iter()
+                .flat_map(|l| &l.buckets)
+                .map(Bucket::pair_list)
+                .collect()
         })
     }
 

@@ -1707,7 +1707,7 @@ impl BroadPhase for Mbp {
     }
 
     fn pairs(&self) -> &[Pair] {
-        self.store.listed_pairs(|f| self.cells.each_pair(f))
+        self.store.listed_pairs(|| self.cells.pair_lists())
     }
 
     fn stats(&self) -> Stats {

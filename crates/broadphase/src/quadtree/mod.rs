@@ -54,7 +54,7 @@ mod tree;
 
 use std::ops::ControlFlow;
 
-use crate::pairs::{diff_pairs, key_slots, KeySorter};
+use crate::pairs::{diff_pairs, key_slots, KeySorter, PairList};
 use crate::query::{self, CastHit, Obb, Ray, RayHit, SpatialIndex};
 use crate::store::{forward_to_store, Store};
 use crate::{
@@ -880,11 +880,11 @@ impl BroadPhase for QuadTree {
     }
 
     fn pairs(&self) -> &[Pair] {
-        self.store.listed_pairs(|f| {
-            for &k in &self.keys {
-                let (a, b) = key_slots(k);
-                f(a, b);
-            }
+        self.store.listed_pairs(|| {
+            vec![PairList {
+                keys: &self.keys,
+                slots: key_slots,
+            }]
         })
     }
 
