@@ -58,6 +58,38 @@ struct Written {
     hi: [f32; 3],
 }
 
+impl Written {
+    /// Nothing written.
+    #[cfg_attr(not(feature = "parallel"), allow(dead_code))]
+    const NONE: Self = Self {
+        changed: 0,
+        newly_set: 0,
+        lo: [f32::INFINITY; 3],
+        hi: [f32::NEG_INFINITY; 3],
+    };
+
+    /// Widens the union by a written box (validated: no NaN).
+    #[cfg_attr(not(feature = "parallel"), allow(dead_code))]
+    #[inline]
+    fn grow(&mut self, aabb: &Aabb) {
+        for a in 0..3 {
+            self.lo[a] = self.lo[a].min(aabb.min[a]);
+            self.hi[a] = self.hi[a].max(aabb.max[a]);
+        }
+    }
+
+    /// Adds what another piece wrote.
+    #[cfg_attr(not(feature = "parallel"), allow(dead_code))]
+    fn add(&mut self, other: &Written) {
+        self.changed += other.changed;
+        self.newly_set += other.newly_set;
+        for a in 0..3 {
+            self.lo[a] = self.lo[a].min(other.lo[a]);
+            self.hi[a] = self.hi[a].max(other.hi[a]);
+        }
+    }
+}
+
 /// Pass two of [`Store::set_aabbs`] on the part of the store's arrays that starts at slot
 /// `base` (checked moves of live proxies within it): writes the boxes, flags the slots and
 /// lists the newly changed ones at the front of `dirty` (as long as `items`).
@@ -364,7 +396,9 @@ impl Store {
     /// A large batch in increasing slot order (a frame that moves everything, handed over in
     /// the order the proxies were made) is checked and written by several threads, each its
     /// own piece of the batch and so its own range of slots: what a frame does on one thread
-    /// before the algorithm can start. The result is the one of a single thread.
+    /// before the algorithm can start. A large batch in another order (after churn, reused
+    /// slots are out of order) is sorted out by slot range first, then each range written by
+    /// its own thread. The result is the one of a single thread.
     pub(crate) fn set_aabbs(&mut self, items: &[(ProxyId, Aabb)]) -> Result<(), Error> {
         let pieces = self.pieces_for(items.len());
         let increasing = if pieces > 1 {
@@ -379,6 +413,8 @@ impl Store {
         dirty.resize(before + items.len(), 0);
         let written = if increasing {
             par::write_pieces(self, items, pieces, &mut dirty[before..])
+        } else if pieces > 1 {
+            par::write_scattered(self, items, pieces, &mut dirty[before..])
         } else {
             write_moves(
                 &mut self.aabbs,
@@ -965,7 +1001,8 @@ pub(crate) use forward_to_store;
 /// [`Store::set_aabbs`] spread over threads, one piece of the batch each.
 #[cfg(feature = "parallel")]
 mod par {
-    use super::{write_moves, Store, Written};
+    use super::{write_moves, Store, Written, BOX_SET, DIRTY, MOVE_AHEAD};
+    use crate::prefetch::{prefetch, prefetch_whole};
     use crate::{Aabb, Error, ProxyId};
     use rayon::prelude::*;
 
@@ -1022,23 +1059,102 @@ mod par {
             .into_par_iter()
             .map(|(a, f, base, chunk, d)| write_moves(a, f, base, chunk, d))
             .collect();
-        let mut total = Written {
-            changed: 0,
-            newly_set: 0,
-            lo: [f32::INFINITY; 3],
-            hi: [f32::NEG_INFINITY; 3],
-        };
+        let mut total = Written::NONE;
         let mut start = 0;
         for (chunk, w) in chunks.iter().zip(&written) {
             dirty.copy_within(start..start + w.changed, total.changed);
-            total.changed += w.changed;
-            total.newly_set += w.newly_set;
-            for a in 0..3 {
-                total.lo[a] = total.lo[a].min(w.lo[a]);
-                total.hi[a] = total.hi[a].max(w.hi[a]);
-            }
+            total.add(w);
             start += chunk.len();
         }
+        total
+    }
+
+    /// Writes checked `items` in any order on `pieces` threads: each piece of the batch lists,
+    /// per range of slots, the items that fall in it (in item order); each range is then
+    /// written by one thread from those lists, marking the items that change a slot for the
+    /// first time, and the marks give the changed slots in item order, as one thread lists
+    /// them. A proxy listed twice is written twice by the same thread, in item order.
+    pub(super) fn write_scattered(
+        store: &mut Store,
+        items: &[(ProxyId, Aabb)],
+        pieces: usize,
+        dirty: &mut [u32],
+    ) -> Written {
+        let slots = store.aabbs.len();
+        let per_range = slots.div_ceil(pieces).max(1);
+        let ranges = slots.div_ceil(per_range);
+        let per_piece = items.len().div_ceil(pieces).max(1);
+        // Item indices are kept as `u32`: a batch of 2^32 items or more takes one thread.
+        if u32::try_from(items.len()).is_err() {
+            return write_moves(&mut store.aabbs, &mut store.flags, 0, items, dirty);
+        }
+        let sorted: Vec<Vec<Vec<u32>>> = items
+            .par_chunks(per_piece)
+            .enumerate()
+            .map(|(p, piece)| {
+                let mut by_range = vec![Vec::with_capacity(piece.len() / ranges + 16); ranges];
+                let first = p * per_piece;
+                for (k, (id, _)) in piece.iter().enumerate() {
+                    by_range[id.index() as usize / per_range].push((first + k) as u32);
+                }
+                by_range
+            })
+            .collect();
+        let words = items.len().div_ceil(64);
+        let jobs: Vec<(usize, &mut [Aabb], &mut [u8])> = store
+            .aabbs
+            .chunks_mut(per_range)
+            .zip(store.flags.chunks_mut(per_range))
+            .enumerate()
+            .map(|(r, (a, f))| (r, a, f))
+            .collect();
+        // Per range, its written figures and a bit per item that changed a slot first (a
+        // bitmap of its own: the items of two ranges interleave, and shared words would bounce
+        // between the cores).
+        let written: Vec<(Written, Vec<u64>)> = jobs
+            .into_par_iter()
+            .with_max_len(1)
+            .map(|(r, aabbs, flags)| {
+                let base = r * per_range;
+                let mut w = Written::NONE;
+                let mut marks = vec![0u64; words];
+                let ks: Vec<u32> = sorted.iter().flat_map(|lists| &lists[r]).copied().collect();
+                for (n, &k) in ks.iter().enumerate() {
+                    if let Some(&ahead) = ks.get(n + MOVE_AHEAD) {
+                        let i = items[ahead as usize].0.index() as usize - base;
+                        prefetch_whole(&aabbs[i]);
+                        prefetch(&flags[i]);
+                    }
+                    let (id, aabb) = items[k as usize];
+                    // Checked: a live slot of this range.
+                    let i = id.index() as usize - base;
+                    aabbs[i] = aabb;
+                    w.grow(&aabb);
+                    let f = flags[i];
+                    flags[i] = f | DIRTY | BOX_SET;
+                    let new = f & DIRTY == 0;
+                    marks[k as usize / 64] |= u64::from(new) << (k % 64);
+                    w.changed += usize::from(new);
+                    w.newly_set += usize::from(f & BOX_SET == 0);
+                }
+                (w, marks)
+            })
+            .collect();
+        let mut total = Written::NONE;
+        for (w, _) in &written {
+            total.add(w);
+        }
+        let mut n = 0;
+        for word in 0..words {
+            let mut bits = written.iter().fold(0, |acc, (_, marks)| acc | marks[word]);
+            while bits != 0 {
+                let k = word * 64 + bits.trailing_zeros() as usize;
+                dirty[n] = items[k].0.index();
+                n += 1;
+                bits &= bits - 1;
+            }
+        }
+        debug_assert_eq!(n, total.changed);
         total
     }
 }
@@ -1058,6 +1174,15 @@ mod par {
     }
 
     pub(super) fn write_pieces(
+        store: &mut Store,
+        items: &[(ProxyId, Aabb)],
+        _pieces: usize,
+        dirty: &mut [u32],
+    ) -> Written {
+        write_moves(&mut store.aabbs, &mut store.flags, 0, items, dirty)
+    }
+
+    pub(super) fn write_scattered(
         store: &mut Store,
         items: &[(ProxyId, Aabb)],
         _pieces: usize,
@@ -1231,8 +1356,9 @@ mod tests {
     }
 
     /// A large batch gives the same store on two threads as on one: in slot order (written in
-    /// pieces), out of order, with a proxy twice or in two ordered halves (written by one
-    /// thread), and with faults (the first one named, nothing written).
+    /// pieces), out of order, with a proxy twice (to the same box or to two) or in two ordered
+    /// halves (sorted out by slot range, then written range by range), and with faults (the
+    /// first one named, nothing written).
     #[test]
     fn moves_in_pieces_match_one_thread() {
         let pool = rayon::ThreadPoolBuilder::new()
@@ -1258,6 +1384,13 @@ mod tests {
         let mut shuffled = in_order.clone();
         shuffled.swap(10, 2 * PARALLEL_MOVES);
         shuffled.push(shuffled[5]);
+        // Every item out of place (a stride through the batch), a proxy moved twice to two
+        // boxes (the last one stays), and one twice to the same box.
+        let len = in_order.len();
+        let mut scattered: Vec<(ProxyId, Aabb)> =
+            (0..len).map(|k| in_order[(k * 7919) % len]).collect();
+        scattered.push((in_order[3].0, in_order[3].1.translated([1.0; 3])));
+        scattered.push(scattered[len / 2]);
         // Each half in order, the second starting below the first.
         let mut rotated = in_order.clone();
         rotated.rotate_left(in_order.len() / 2);
@@ -1265,7 +1398,7 @@ mod tests {
         let last = faulty.len() - 1;
         faulty[last].1 = Aabb::new([1.0; 3], [0.0; 3]);
         faulty[PARALLEL_MOVES + 3].0 = ids[0];
-        for batch in [&in_order, &shuffled, &rotated, &faulty] {
+        for batch in [&in_order, &shuffled, &scattered, &rotated, &faulty] {
             let (mut one, _) = loaded(n, false);
             let (mut two, _) = loaded(n, true);
             let before = state(&two);
