@@ -1182,14 +1182,7 @@ mod par {
         write_moves(&mut store.aabbs, &mut store.flags, 0, items, dirty)
     }
 
-    pub(super) fn write_scattered(
-        store: &mut Store,
-        items: &[(ProxyId, Aabb)],
-        _pieces: usize,
-        dirty: &mut [u32],
-    ) -> Written {
-        write_moves(&mut store.aabbs, &mut store.flags, 0, items, dirty)
-    }
+    pub(super) use self::write_pieces as write_scattered;
 }
 
 #[cfg(test)]
