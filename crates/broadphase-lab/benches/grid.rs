@@ -7,7 +7,8 @@
 //! BENCH_N=2000 cargo bench -p broadphase-lab --bench grid -- --quick    # smoke run
 //! ```
 //!
-//! Ids read `grid/<scene>_<size>/<contender>`, so one run gives the ratios. A timed iteration is
+//! Ids read `grid/<scene>_<size>/<contender>`, so one run gives the ratios; `grid_1t_pairs` also
+//! reads `pairs()` after every update. A timed iteration is
 //! one frame: the scene steps (not timed), then the contender applies the frame's removals,
 //! arrivals and moves and finds the pairs (timed). `_1t` contenders run on a one-thread rayon
 //! pool (the single core parry3d uses), `_2t` ones on a two-thread pool. The yardstick's pairs
@@ -18,7 +19,7 @@ mod common;
 use std::time::Duration;
 
 use broadphase::{Algorithm, Config};
-use broadphase_lab::scenes::{Scene, SceneKind};
+use broadphase_lab::scenes::{Frame, Scene, SceneKind};
 use common::yardstick::{self, Mode};
 use common::{BroadPhaseContender, Contender, SceneSpec};
 use criterion::{criterion_group, criterion_main, Criterion};
@@ -38,6 +39,13 @@ type Make = fn(&Scene) -> Box<dyn Contender>;
 const CONTENDERS: &[(&str, usize, Make)] = &[
     ("grid_1t", 1, |scene| contender(Algorithm::Grid, scene)),
     ("grid_2t", 2, |scene| contender(Algorithm::Grid, scene)),
+    ("grid_1t_pairs", 1, |scene| {
+        Box::new(ReadingPairs(BroadPhaseContender::new(
+            Algorithm::Grid,
+            Config::default(),
+            scene,
+        )))
+    }),
     ("abp_1t", 1, |scene| contender(Algorithm::Abp, scene)),
     ("abp_2t", 2, |scene| contender(Algorithm::Abp, scene)),
     ("parry3d_bvh", 1, |scene| {
@@ -51,6 +59,17 @@ fn contender(algorithm: Algorithm, scene: &Scene) -> Box<dyn Contender> {
         Config::default(),
         scene,
     ))
+}
+
+/// A contender that also reads `pairs()` after every update: what a caller who wants the
+/// whole persistent set every frame pays (Grid makes the list on the first call after an
+/// update).
+struct ReadingPairs(BroadPhaseContender);
+
+impl Contender for ReadingPairs {
+    fn frame(&mut self, frame: &Frame) -> usize {
+        self.0.frame(frame) + self.0.broad_phase().pairs().len()
+    }
 }
 
 /// A rayon pool of two threads.
