@@ -219,8 +219,8 @@ pub(crate) struct Context<'a> {
     pub grid: &'a LevelGrid,
     pub radix_bits: u32,
     /// The level's buckets are built afresh every update ([`Bucket::build`]), so their records
-    /// are in slot order, residents then visitors: the pairs found are keyed by their records
-    /// ([`record_key`]), whose indices need fewer bits than slots and so fewer sort passes.
+    /// are in slot order, residents then visitors: the pairs found are recorded by their
+    /// records' indices, in a bit matrix or as [`record_key`]s (see the module docs).
     pub by_record: bool,
 }
 
@@ -366,6 +366,7 @@ impl Bucket {
     /// Lists the collision cells of the sorted entries and gathers their boxes, and chooses
     /// how the tests will record their pairs.
     fn list_runs(&mut self, g: &LevelGrid, mut figures: BucketFigures, by_record: bool) {
+        let found_before = self.figures.found as usize;
         figures.entries = self.keys.len() as u64;
         self.runs.clear();
         self.cols.iter_mut().for_each(Vec::clear);
@@ -419,10 +420,14 @@ impl Bucket {
         self.found.clear();
         self.figures = figures;
         self.ordered = by_record;
+        // The matrix pays when it is dense enough: no more words than twice the pairs the
+        // bucket found last time (a fine level sorted afresh, whose thousand residents find a
+        // few hundred pairs, would clear and read 128 KB per bucket for them).
         let words = self.records.len().div_ceil(64);
+        let matrix = self.residents.saturating_mul(words);
         self.sink = if !by_record {
             SinkKind::Keys
-        } else if self.residents.saturating_mul(words) <= MAX_ROW_WORDS {
+        } else if matrix <= MAX_ROW_WORDS && matrix <= 2 * found_before + 64 {
             self.row_words = words;
             self.rows.clear();
             self.rows.resize(self.residents * words, 0);
@@ -600,8 +605,9 @@ pub(crate) const MOVED: u8 = 2;
 pub(crate) const MOVED_FIXED: u8 = MOVED | 4;
 
 /// The most words of [`SinkKind::Rows`]' bits per bucket (256 KB): past that, a bucket with
-/// that many residents and records sorts record keys instead. Small with the `testing`
-/// feature, so that the differential suite takes both ways.
+/// that many residents and records sorts record keys instead (as does a bucket whose matrix
+/// would be sparse). Small with the `testing` feature, so that the differential suite takes
+/// both ways.
 #[cfg(not(feature = "testing"))]
 const MAX_ROW_WORDS: usize = 1 << 15;
 #[cfg(feature = "testing")]
