@@ -231,7 +231,7 @@ pub(crate) struct Store {
     /// Those pairs as ids, made on the first ask after an update ([`Store::listed_pairs`]).
     listed_ids: OnceLock<Vec<Pair>>,
     /// The last list's memory, for the next one (3.4 million pairs are 55 MB: the kernel
-    /// clearing fresh pages for each list took a third of making it).
+    /// clearing fresh pages for each list took two thirds of making it).
     listed_spare: Spare,
     pub(crate) events: PairEvents,
     /// Candidate overlap tests made by the last update (for stats).

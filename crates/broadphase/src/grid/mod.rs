@@ -40,7 +40,7 @@ mod settings;
 use std::ops::ControlFlow;
 
 use crate::pairs::{cancel_common, pair_key, KeySorter};
-use crate::par::{self, SORT_BOTH_MIN};
+use crate::par::{self, each_mut as run_each, SORT_BOTH_MIN};
 use crate::query::{forward_queries, segment_bounds, Ray, SpatialIndex};
 use crate::store::{forward_to_store, Store};
 use crate::{Aabb, Algorithm, BroadPhase, Config, Error, Pair, PairEvents, Stats};
@@ -625,8 +625,6 @@ impl Grid {
         self.deleted.clear();
     }
 }
-
-use par::each_mut as run_each;
 
 impl Level {
     /// Visits every box of the level whose cells meet `lo..=hi`, each once: in the cell of the
