@@ -60,7 +60,6 @@ struct Written {
 
 impl Written {
     /// Nothing written.
-    #[cfg_attr(not(feature = "parallel"), allow(dead_code))]
     const NONE: Self = Self {
         changed: 0,
         newly_set: 0,
@@ -68,13 +67,21 @@ impl Written {
         hi: [f32::NEG_INFINITY; 3],
     };
 
-    /// Widens the union by a written box (validated: no NaN).
-    #[cfg_attr(not(feature = "parallel"), allow(dead_code))]
-    #[inline]
+    /// Widens the union by a written box, compared plainly (validated boxes have no NaN;
+    /// `f32::min` handles NaN at a cost in a loop this hot).
+    #[inline(always)]
     fn grow(&mut self, aabb: &Aabb) {
         for a in 0..3 {
-            self.lo[a] = self.lo[a].min(aabb.min[a]);
-            self.hi[a] = self.hi[a].max(aabb.max[a]);
+            self.lo[a] = if aabb.min[a] < self.lo[a] {
+                aabb.min[a]
+            } else {
+                self.lo[a]
+            };
+            self.hi[a] = if aabb.max[a] > self.hi[a] {
+                aabb.max[a]
+            } else {
+                self.hi[a]
+            };
         }
     }
 
@@ -105,8 +112,7 @@ fn write_moves(
     items: &[(ProxyId, Aabb)],
     dirty: &mut [u32],
 ) -> Written {
-    let (mut lo, mut hi) = ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]);
-    let (mut n, mut newly_set) = (0, 0);
+    let mut w = Written::NONE;
     for (k, &(id, aabb)) in items.iter().enumerate() {
         if let Some((ahead, _)) = items.get(k + MOVE_AHEAD) {
             let i = (ahead.index() as usize).wrapping_sub(base);
@@ -118,31 +124,15 @@ fn write_moves(
         // Checked: a live slot within this part.
         let i = id.index() as usize - base;
         aabbs[i] = aabb;
-        for a in 0..3 {
-            lo[a] = if aabb.min[a] < lo[a] {
-                aabb.min[a]
-            } else {
-                lo[a]
-            };
-            hi[a] = if aabb.max[a] > hi[a] {
-                aabb.max[a]
-            } else {
-                hi[a]
-            };
-        }
+        w.grow(&aabb);
         let f = flags[i];
         flags[i] = f | DIRTY | BOX_SET;
         // In bounds: at most one entry per item.
-        dirty[n] = id.index();
-        n += usize::from(f & DIRTY == 0);
-        newly_set += usize::from(f & BOX_SET == 0);
+        dirty[w.changed] = id.index();
+        w.changed += usize::from(f & DIRTY == 0);
+        w.newly_set += usize::from(f & BOX_SET == 0);
     }
-    Written {
-        changed: n,
-        newly_set,
-        lo,
-        hi,
-    }
+    w
 }
 
 /// The id the proxy in `slot` had at the last update, for a slot that held one then: its id
