@@ -241,6 +241,8 @@ pub(crate) struct Store {
     boxes_set: usize,
     /// Whether large batches of moves may be spread over threads.
     parallel: bool,
+    /// The lists a batch of moves out of slot order is written from, kept for the next one.
+    scatter: par::Scatter,
 }
 
 impl Store {
@@ -275,6 +277,7 @@ impl Store {
             set_bounds: None,
             boxes_set: 0,
             parallel: config.use_threads(),
+            scatter: par::Scatter::default(),
         }
     }
 
@@ -391,20 +394,28 @@ impl Store {
     /// its own thread. The result is the one of a single thread.
     pub(crate) fn set_aabbs(&mut self, items: &[(ProxyId, Aabb)]) -> Result<(), Error> {
         let pieces = self.pieces_for(items.len());
-        let increasing = if pieces > 1 {
-            par::check_pieces(self, items, pieces)?
+        let mut scatter = std::mem::take(&mut self.scatter);
+        let checked = if pieces > 1 {
+            par::check_pieces(self, items, pieces, &mut scatter)
         } else {
-            self.check_moves(items)?;
-            false
+            self.check_moves(items).map(|_| false)
+        };
+        let increasing = match checked {
+            Ok(increasing) => increasing,
+            Err(e) => {
+                self.scatter = scatter;
+                return Err(e);
+            }
         };
         debug_assert!(!increasing || items.windows(2).all(|w| w[0].0.index() < w[1].0.index()));
         let mut dirty = std::mem::take(&mut self.dirty);
+        debug_assert!(!increasing || items.windows(2).all(|w| w[0].0.index() < w[1].0.index()));
         let before = dirty.len();
         dirty.resize(before + items.len(), 0);
         let written = if increasing {
             par::write_pieces(self, items, pieces, &mut dirty[before..])
         } else if pieces > 1 {
-            par::write_scattered(self, items, pieces, &mut dirty[before..])
+            par::write_scattered(self, items, &mut scatter, &mut dirty[before..])
         } else {
             write_moves(
                 &mut self.aabbs,
@@ -416,6 +427,7 @@ impl Store {
         };
         dirty.truncate(before + written.changed);
         self.dirty = dirty;
+        self.scatter = scatter;
         self.boxes_set += written.newly_set;
         if !items.is_empty() {
             self.grow_bounds(&Aabb::new(written.lo, written.hi));
@@ -887,6 +899,7 @@ impl Store {
             + self.descs.capacity() * std::mem::size_of::<ProxyDesc>()
             + (self.generations.capacity() + self.free.capacity() + self.dirty.capacity()) * 4
             + self.flags.capacity()
+            + self.scatter.memory_bytes()
             + self.pairs.memory_bytes()
             + (self.listed_ids.get().map_or(0, Vec::capacity) + self.listed_spare.capacity())
                 * std::mem::size_of::<Pair>()
@@ -996,27 +1009,155 @@ mod par {
     use crate::{Aabb, Error, ProxyId};
     use rayon::prelude::*;
 
+    /// What a batch of moves out of slot order is written from, kept from one batch to the
+    /// next (a fresh set of lists each batch cost more than writing the boxes): per piece of
+    /// the batch and range of slots, the indices of the piece's items that fall in the range,
+    /// in item order; per range, a bit per item that changed a slot first.
+    #[derive(Clone, Debug, Default)]
+    pub(crate) struct Scatter {
+        pieces: usize,
+        per_piece: usize,
+        ranges: usize,
+        per_range: usize,
+        /// Piece `p`'s items in range `r` at `p * ranges + r`.
+        lists: Vec<Vec<u32>>,
+        marks: Vec<Vec<u64>>,
+    }
+
+    impl Scatter {
+        /// Cuts a batch of `items` moves over `slots` slots into `pieces` pieces and as many
+        /// ranges, and empties the lists.
+        fn plan(&mut self, slots: usize, items: usize, pieces: usize) {
+            self.pieces = pieces;
+            self.per_piece = items.div_ceil(pieces).max(1);
+            // At least 2 for `Divisor`.
+            self.per_range = slots.div_ceil(pieces).max(2);
+            self.ranges = slots.div_ceil(self.per_range).max(1);
+            self.lists.resize_with(self.pieces * self.ranges, Vec::new);
+            for list in &mut self.lists {
+                list.clear();
+            }
+        }
+
+        /// Lists the items of piece `p`, which starts at item `first`, by range.
+        fn list(per_range: usize, first: usize, piece: &[(ProxyId, Aabb)], lists: &mut [Vec<u32>]) {
+            let range_of = Divisor::new(per_range);
+            for (k, (id, _)) in piece.iter().enumerate() {
+                // Checked ids: a slot of the store, so a range of the plan.
+                lists[range_of.div(id.index())].push((first + k) as u32);
+            }
+        }
+
+        pub(super) fn memory_bytes(&self) -> usize {
+            self.lists.iter().map(|l| l.capacity() * 4).sum::<usize>()
+                + self.marks.iter().map(|m| m.capacity() * 8).sum::<usize>()
+        }
+    }
+
+    /// Division of `u32`s by a fixed divisor as one multiplication (Lemire, Kaser and Kurz,
+    /// "Faster remainder by direct computation", 2019: exact for every 32-bit numerator and
+    /// divisor above 1). Listing a batch by range with `/` spent more on the division than
+    /// on the rest.
+    #[derive(Clone, Copy, Debug)]
+    struct Divisor(u64);
+
+    impl Divisor {
+        /// `d` is at least 2 and below 2^32.
+        fn new(d: usize) -> Self {
+            debug_assert!((2..1 << 32).contains(&d));
+            Self(u64::MAX / d as u64 + 1)
+        }
+
+        #[inline(always)]
+        fn div(self, n: u32) -> usize {
+            ((u128::from(self.0) * u128::from(n)) >> 64) as usize
+        }
+    }
+
+    #[cfg(test)]
+    #[test]
+    fn division_by_multiplication_is_exact() {
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u32
+        };
+        let mut divisors: Vec<u32> = vec![2, 3, 7, 64, 1000, 65_537, u32::MAX - 1, u32::MAX];
+        divisors.extend((0..200).map(|_| next().max(2)));
+        divisors.extend((0..200).map(|_| (next() % 100_000).max(2)));
+        for &d in &divisors {
+            let div = Divisor::new(d as usize);
+            let mut ns = vec![0, 1, d - 1, d, d.saturating_add(1), u32::MAX, u32::MAX - 1];
+            ns.extend((0..500).map(|_| next()));
+            ns.extend((1..50u32).map(|k| k.saturating_mul(d)));
+            ns.extend((1..50u32).map(|k| k.saturating_mul(d).saturating_sub(1)));
+            for n in ns {
+                assert_eq!(div.div(n), (n / d) as usize, "{n} / {d}");
+            }
+        }
+    }
+
     /// Checks `items` in `pieces` pieces: the first error in item order, else whether the
-    /// slots increase through the whole batch.
+    /// slots increase through the whole batch. When they do not, `scatter` holds the items
+    /// listed by range for [`write_scattered`]: each piece lists its own as it checks them,
+    /// while they are in cache.
     pub(super) fn check_pieces(
         store: &Store,
         items: &[(ProxyId, Aabb)],
         pieces: usize,
+        scatter: &mut Scatter,
     ) -> Result<bool, Error> {
-        let per = items.len().div_ceil(pieces);
-        let checked: Vec<Result<bool, Error>> = items
+        // Item indices are kept as `u32`: a batch of 2^32 items or more is not listed, and
+        // takes one thread (see `write_scattered`).
+        let listable = u32::try_from(items.len()).is_ok();
+        scatter.plan(store.aabbs.len(), items.len(), pieces);
+        let (per, ranges, per_range) = (scatter.per_piece, scatter.ranges, scatter.per_range);
+        // Per piece: whether its slots increase, and whether it was listed.
+        let checked: Vec<Result<(bool, bool), Error>> = items
             .par_chunks(per)
-            .map(|piece| store.check_moves(piece))
+            .zip(scatter.lists.par_chunks_mut(ranges))
+            .enumerate()
+            .map(|(p, (piece, lists))| {
+                let increasing = store.check_moves(piece)?;
+                let list = listable && !increasing;
+                if list {
+                    Scatter::list(per_range, p * per, piece, lists);
+                }
+                Ok((increasing, list))
+            })
             .collect();
         let mut increasing = true;
-        for result in checked {
-            increasing &= result?;
+        let mut unlisted = Vec::new();
+        for (p, result) in checked.into_iter().enumerate() {
+            let (piece_increasing, listed) = result?;
+            increasing &= piece_increasing;
+            if !listed {
+                unlisted.push(p);
+            }
         }
         let joins_increase = items
             .chunks(per)
             .zip(items.chunks(per).skip(1))
             .all(|(a, b)| a.last().map(|x| x.0.index()) < b.first().map(|x| x.0.index()));
-        Ok(increasing && joins_increase)
+        if increasing && joins_increase {
+            return Ok(true);
+        }
+        // Out of order after all: list the pieces whose own slots increase too.
+        if listable {
+            let jobs: Vec<(usize, &mut [Vec<u32>])> = scatter
+                .lists
+                .chunks_mut(ranges)
+                .enumerate()
+                .filter(|(p, _)| unlisted.contains(p))
+                .collect();
+            jobs.into_par_iter().for_each(|(p, lists)| {
+                let piece = &items[(p * per).min(items.len())..((p + 1) * per).min(items.len())];
+                Scatter::list(per_range, p * per, piece, lists);
+            });
+        }
+        Ok(false)
     }
 
     /// Writes checked `items`, whose slots increase, in `pieces` pieces: each piece owns the
@@ -1059,84 +1200,83 @@ mod par {
         total
     }
 
-    /// Writes checked `items` in any order on `pieces` threads: each piece of the batch lists,
-    /// per range of slots, the items that fall in it (in item order); each range is then
-    /// written by one thread from those lists, marking the items that change a slot for the
-    /// first time, and the marks give the changed slots in item order, as one thread lists
-    /// them. A proxy listed twice is written twice by the same thread, in item order.
+    /// Writes checked `items` in any order, as [`check_pieces`] listed them in `scatter`: each
+    /// range of slots is written by one thread, from its lists of every piece in turn (item
+    /// order), marking the items that change a slot for the first time, and the marks give
+    /// the changed slots in item order, as one thread lists them. A proxy listed twice is
+    /// written twice by the same thread, in item order.
     pub(super) fn write_scattered(
         store: &mut Store,
         items: &[(ProxyId, Aabb)],
-        pieces: usize,
+        scatter: &mut Scatter,
         dirty: &mut [u32],
     ) -> Written {
-        let slots = store.aabbs.len();
-        let per_range = slots.div_ceil(pieces).max(1);
-        let ranges = slots.div_ceil(per_range);
-        let per_piece = items.len().div_ceil(pieces).max(1);
-        // Item indices are kept as `u32`: a batch of 2^32 items or more takes one thread.
         if u32::try_from(items.len()).is_err() {
             return write_moves(&mut store.aabbs, &mut store.flags, 0, items, dirty);
         }
-        let sorted: Vec<Vec<Vec<u32>>> = items
-            .par_chunks(per_piece)
-            .enumerate()
-            .map(|(p, piece)| {
-                let mut by_range = vec![Vec::with_capacity(piece.len() / ranges + 16); ranges];
-                let first = p * per_piece;
-                for (k, (id, _)) in piece.iter().enumerate() {
-                    by_range[id.index() as usize / per_range].push((first + k) as u32);
-                }
-                by_range
-            })
-            .collect();
+        let Scatter {
+            pieces,
+            ranges,
+            per_range,
+            lists,
+            marks,
+            ..
+        } = scatter;
+        let (pieces, ranges, per_range) = (*pieces, *ranges, *per_range);
         let words = items.len().div_ceil(64);
-        let jobs: Vec<(usize, &mut [Aabb], &mut [u8])> = store
+        // A bitmap per range: the items of two ranges interleave, and shared words would
+        // bounce between the cores.
+        marks.resize_with(ranges, Vec::new);
+        for m in marks.iter_mut() {
+            m.clear();
+            m.resize(words, 0);
+        }
+        let lists = &*lists;
+        let jobs: Vec<_> = store
             .aabbs
             .chunks_mut(per_range)
             .zip(store.flags.chunks_mut(per_range))
+            .zip(marks.iter_mut())
             .enumerate()
-            .map(|(r, (a, f))| (r, a, f))
+            .map(|(r, (a, m))| (r, a, m))
             .collect();
-        // Per range, its written figures and a bit per item that changed a slot first (a
-        // bitmap of its own: the items of two ranges interleave, and shared words would bounce
-        // between the cores).
-        let written: Vec<(Written, Vec<u64>)> = jobs
+        let written: Vec<Written> = jobs
             .into_par_iter()
             .with_max_len(1)
-            .map(|(r, aabbs, flags)| {
+            .map(|(r, (aabbs, flags), marks)| {
                 let base = r * per_range;
                 let mut w = Written::NONE;
-                let mut marks = vec![0u64; words];
-                let ks: Vec<u32> = sorted.iter().flat_map(|lists| &lists[r]).copied().collect();
-                for (n, &k) in ks.iter().enumerate() {
-                    if let Some(&ahead) = ks.get(n + MOVE_AHEAD) {
-                        let i = items[ahead as usize].0.index() as usize - base;
-                        prefetch_whole(&aabbs[i]);
-                        prefetch(&flags[i]);
+                for p in 0..pieces {
+                    let ks = &lists[p * ranges + r];
+                    for (n, &k) in ks.iter().enumerate() {
+                        if let Some(&ahead) = ks.get(n + MOVE_AHEAD) {
+                            let i = items[ahead as usize].0.index() as usize - base;
+                            prefetch_whole(&aabbs[i]);
+                            prefetch(&flags[i]);
+                        }
+                        let (id, aabb) = items[k as usize];
+                        // Checked: a live slot of this range.
+                        let i = id.index() as usize - base;
+                        aabbs[i] = aabb;
+                        w.grow(&aabb);
+                        let f = flags[i];
+                        flags[i] = f | DIRTY | BOX_SET;
+                        let new = f & DIRTY == 0;
+                        marks[k as usize / 64] |= u64::from(new) << (k % 64);
+                        w.changed += usize::from(new);
+                        w.newly_set += usize::from(f & BOX_SET == 0);
                     }
-                    let (id, aabb) = items[k as usize];
-                    // Checked: a live slot of this range.
-                    let i = id.index() as usize - base;
-                    aabbs[i] = aabb;
-                    w.grow(&aabb);
-                    let f = flags[i];
-                    flags[i] = f | DIRTY | BOX_SET;
-                    let new = f & DIRTY == 0;
-                    marks[k as usize / 64] |= u64::from(new) << (k % 64);
-                    w.changed += usize::from(new);
-                    w.newly_set += usize::from(f & BOX_SET == 0);
                 }
-                (w, marks)
+                w
             })
             .collect();
         let mut total = Written::NONE;
-        for (w, _) in &written {
+        for w in &written {
             total.add(w);
         }
         let mut n = 0;
         for word in 0..words {
-            let mut bits = written.iter().fold(0, |acc, (_, marks)| acc | marks[word]);
+            let mut bits = marks.iter().fold(0, |acc, m| acc | m[word]);
             while bits != 0 {
                 let k = word * 64 + bits.trailing_zeros() as usize;
                 dirty[n] = items[k].0.index();
@@ -1155,10 +1295,21 @@ mod par {
     use super::{write_moves, Store, Written};
     use crate::{Aabb, Error, ProxyId};
 
+    /// Nothing to keep without threads.
+    #[derive(Clone, Debug, Default)]
+    pub(crate) struct Scatter {}
+
+    impl Scatter {
+        pub(super) fn memory_bytes(&self) -> usize {
+            0
+        }
+    }
+
     pub(super) fn check_pieces(
         store: &Store,
         items: &[(ProxyId, Aabb)],
         _pieces: usize,
+        _scatter: &mut Scatter,
     ) -> Result<bool, Error> {
         store.check_moves(items)
     }
@@ -1172,7 +1323,14 @@ mod par {
         write_moves(&mut store.aabbs, &mut store.flags, 0, items, dirty)
     }
 
-    pub(super) use self::write_pieces as write_scattered;
+    pub(super) fn write_scattered(
+        store: &mut Store,
+        items: &[(ProxyId, Aabb)],
+        _scatter: &mut Scatter,
+        dirty: &mut [u32],
+    ) -> Written {
+        write_moves(&mut store.aabbs, &mut store.flags, 0, items, dirty)
+    }
 }
 
 #[cfg(test)]
@@ -1395,6 +1553,24 @@ mod tests {
                 assert_eq!(state(&two), before, "a failed batch changes nothing");
                 assert!(e.contains("stale"), "{e}");
             }
+        }
+        // The same stores through batch after batch: the lists kept for out-of-order batches
+        // start empty each time.
+        let (mut one, _) = loaded(n, false);
+        let (mut two, _) = loaded(n, true);
+        for batch in [
+            &scattered, &faulty, &rotated, &shuffled, &in_order, &scattered,
+        ] {
+            let r1 = one.set_aabbs(batch).map_err(|e| e.to_string());
+            let r2 = pool
+                .install(|| two.set_aabbs(batch))
+                .map_err(|e| e.to_string());
+            assert_eq!(r1, r2);
+            assert_eq!(state(&one), state(&two));
+            one.begin_update();
+            one.finish_update_listed(&[], &[]);
+            two.begin_update();
+            two.finish_update_listed(&[], &[]);
         }
     }
 }
