@@ -21,7 +21,7 @@ use broadphase::{
 };
 use clap::{Args, ValueEnum};
 
-use crate::run::{apply, percentile};
+use crate::run::{percentile, Feeder};
 use crate::scenes::{Scene, SceneKind};
 
 /// The chapter's three broad-phase strategies.
@@ -163,10 +163,11 @@ pub fn run_strategy(args: &LabArgs, strategy: Strategy) -> Result<LabResult, Err
             };
             let mut ids = bp.insert_batch(&scene.initial())?;
             bp.update()?;
+            let mut feeder = Feeder::default();
             for _ in 0..=args.frames {
                 let frame = scene.step();
                 let t = Instant::now();
-                apply(bp.as_mut(), &mut ids, &frame)?;
+                feeder.apply(bp.as_mut(), &mut ids, &frame)?;
                 bp.update()?;
                 times.push(t.elapsed().as_secs_f64() * 1e3);
             }

@@ -55,8 +55,9 @@ pub fn regions(opts: &RegionOptions) -> Result<(String, String), Error> {
     };
     let mut ids = mbp.insert_batch(&scene.initial())?;
     mbp.update()?;
+    let mut feeder = crate::run::Feeder::default();
     for _ in 0..opts.frames {
-        crate::run::apply(&mut mbp, &mut ids, &scene.step())?;
+        feeder.apply(&mut mbp, &mut ids, &scene.step())?;
         mbp.update()?;
     }
     let mut table = String::new();

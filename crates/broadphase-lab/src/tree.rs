@@ -58,8 +58,9 @@ pub fn tree(opts: &TreeOptions) -> Result<(String, String), Error> {
         qt.depth(),
         qt.node_count()
     );
+    let mut feeder = crate::run::Feeder::default();
     for _ in 0..opts.frames {
-        crate::run::apply(&mut qt, &mut ids, &scene.step())?;
+        feeder.apply(&mut qt, &mut ids, &scene.step())?;
         qt.update()?;
     }
     let stats = qt.stats();
