@@ -502,15 +502,23 @@ pub(crate) fn diff_pairs(
     created: &mut Vec<u64>,
     deleted: &mut Vec<u64>,
 ) {
-    diff_pairs_by(old, found, key_slots, changed, out, created, deleted);
+    diff_pairs_by(
+        old,
+        found.iter().copied(),
+        key_slots,
+        changed,
+        out,
+        created,
+        deleted,
+    );
 }
 
 /// [`diff_pairs`] for lists whose keys are in another order than pair keys (any order that is
 /// the same from one update to the next): `slots` gives a key's two slots. The candidates come
-/// out as pair keys.
+/// out as pair keys. `found` may be made while it is read (Grid reads its bit rows so).
 pub(crate) fn diff_pairs_by(
     old: &[u64],
-    found: &[u64],
+    found: impl IntoIterator<Item = u64>,
     slots: impl Fn(u64) -> (u32, u32),
     changed: impl Fn(u32) -> bool,
     out: &mut Vec<u64>,
@@ -518,15 +526,20 @@ pub(crate) fn diff_pairs_by(
     deleted: &mut Vec<u64>,
 ) {
     out.clear();
-    let (mut i, mut j) = (0, 0);
+    let mut found = found.into_iter();
     // No real key is u64::MAX (slots are below 2^24): it stands for "list exhausted".
-    while i < old.len() || j < found.len() {
+    let mut next = || found.next().unwrap_or(u64::MAX);
+    let mut f = next();
+    let mut i = 0;
+    loop {
         let o = old.get(i).copied().unwrap_or(u64::MAX);
-        let f = found.get(j).copied().unwrap_or(u64::MAX);
         if o == f {
+            if o == u64::MAX {
+                break;
+            }
             out.push(o);
             i += 1;
-            j += 1;
+            f = next();
         } else if o < f {
             let (a, b) = slots(o);
             if changed(a) || changed(b) {
@@ -539,7 +552,7 @@ pub(crate) fn diff_pairs_by(
             let (a, b) = slots(f);
             created.push(pair_key(a, b));
             out.push(f);
-            j += 1;
+            f = next();
         }
     }
 }

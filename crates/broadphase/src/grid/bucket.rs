@@ -26,7 +26,8 @@
 //! must be sorted too. A bucket built afresh (every coarse level) holds its records in slot
 //! order, residents then visitors, and each pair is tested by a resident: the pair is then a
 //! bit in its tester's row of a bit matrix (resident × record), and reading the rows in order
-//! gives the pairs sorted, with no sort ([`SinkKind::Rows`]). Their keys name the tester's slot,
+//! gives the pairs sorted, with no sort ([`SinkKind::Rows`]); the diff reads them off the rows as
+//! it merges, without writing them out ([`RowKeys`]). Their keys name the tester's slot,
 //! whether the other box is a visitor, and its slot ([`ordered_key`]), an order that holds from
 //! one update to the next. On `sizes` (3.4 million planet–asteroid pairs a frame) sorting the
 //! keys was a quarter of the frame. Level 0, whose kept records are out of slot order, sorts
@@ -190,8 +191,8 @@ pub(crate) struct Bucket {
     /// How this update's tests record the pairs they find.
     sink: SinkKind,
     /// Keys of the pairs found this update: pair keys ([`SinkKind::Keys`]), or record keys
-    /// sorted, then made ordered keys ([`SinkKind::RecordKeys`]), or ordered keys read from
-    /// the rows in order ([`SinkKind::Rows`]).
+    /// sorted, then made ordered keys ([`SinkKind::RecordKeys`]); unused with
+    /// [`SinkKind::Rows`], whose keys are read off the rows.
     found: Vec<u64>,
     /// [`SinkKind::Rows`]: one row of bits per resident, one bit per record: the records a
     /// resident found a pair with.
@@ -483,55 +484,52 @@ impl Bucket {
                     .map(|(j, r)| ordered_key(0, j >= residents, r.slot & SLOT)),
             );
         }
-        // A local list: pushing to the field read and wrote its length at every key.
-        let mut found = std::mem::take(&mut self.found);
         let others = &self.other_keys;
         // A tester is a resident: its part as the other box is its slot alone.
         let tester = |i: usize| ordered_key(others[i] as u32, false, 0);
         match self.sink {
-            SinkKind::Keys => self.key_sorter.sort(&mut found),
+            SinkKind::Keys => self.key_sorter.sort(&mut self.found),
             SinkKind::RecordKeys => {
                 // Records are in slot order, residents then visitors (see `ordered_key`): the
                 // sorted record keys stay sorted as ordered keys.
-                self.key_sorter.sort(&mut found);
-                for k in &mut found {
+                self.key_sorter.sort(&mut self.found);
+                for k in &mut self.found {
                     let (i, j) = ((*k >> 32) as usize, *k as u32 as usize);
                     *k = tester(i) | others[j];
                 }
             }
-            SinkKind::Rows => {
-                // Row by row, bit by bit: the record keys in order, with no sort.
-                let words = self.row_words;
-                for (i, row) in self.rows.chunks_exact(words.max(1)).enumerate() {
-                    let tester = tester(i);
-                    for (w, &word) in row.iter().enumerate() {
-                        let mut bits = word;
-                        while bits != 0 {
-                            let j = w * 64 + bits.trailing_zeros() as usize;
-                            found.push(tester | others[j]);
-                            bits &= bits - 1;
-                        }
-                    }
-                }
-            }
+            SinkKind::Rows => {}
         }
-        self.found = found;
-        self.figures.found = self.found.len() as u64;
         self.created.clear();
         self.deleted.clear();
         let changed = |slot: u32| store.is_dirty(slot as usize);
-        if self.ordered {
-            // The keys last update's pairs are kept under.
-            debug_assert!(self.found.windows(2).all(|w| w[0] < w[1]));
+        let found = if self.sink == SinkKind::Rows {
+            // Row by row, bit by bit: the keys in order with no sort, read as they are merged
+            // (never written out).
+            let rows = RowKeys::new(&self.rows, self.row_words, others);
             diff_pairs_by(
                 &self.pairs,
-                &self.found,
+                rows,
                 ordered_slots,
                 changed,
                 &mut self.merged,
                 &mut self.created,
                 &mut self.deleted,
             );
+            self.rows.iter().map(|w| w.count_ones() as usize).sum()
+        } else if self.ordered {
+            // The keys last update's pairs are kept under.
+            debug_assert!(self.found.windows(2).all(|w| w[0] < w[1]));
+            diff_pairs_by(
+                &self.pairs,
+                self.found.iter().copied(),
+                ordered_slots,
+                changed,
+                &mut self.merged,
+                &mut self.created,
+                &mut self.deleted,
+            );
+            self.found.len()
         } else {
             diff_pairs(
                 &self.pairs,
@@ -541,7 +539,9 @@ impl Bucket {
                 &mut self.created,
                 &mut self.deleted,
             );
-        }
+            self.found.len()
+        };
+        self.figures.found = found as u64;
         std::mem::swap(&mut self.pairs, &mut self.merged);
     }
 
@@ -670,6 +670,55 @@ fn ordered_key(tester: u32, visitor: bool, other: u32) -> u64 {
 #[inline(always)]
 fn ordered_slots(k: u64) -> (u32, u32) {
     ((k >> 33) as u32, k as u32)
+}
+
+/// The [`ordered_key`]s of a bucket's bit rows ([`SinkKind::Rows`]), in order: row by row
+/// (testers in slot order), bit by bit.
+struct RowKeys<'a> {
+    rows: &'a [u64],
+    words: usize,
+    /// Per record, its part of a key as the other box.
+    others: &'a [u64],
+    /// The word being read, its row and place in the row, and its bits left.
+    word: usize,
+    row: usize,
+    column: usize,
+    bits: u64,
+}
+
+impl<'a> RowKeys<'a> {
+    fn new(rows: &'a [u64], words: usize, others: &'a [u64]) -> Self {
+        Self {
+            rows,
+            words: words.max(1),
+            others,
+            word: 0,
+            row: 0,
+            column: 0,
+            bits: rows.first().copied().unwrap_or(0),
+        }
+    }
+}
+
+impl Iterator for RowKeys<'_> {
+    type Item = u64;
+
+    #[inline]
+    fn next(&mut self) -> Option<u64> {
+        while self.bits == 0 {
+            self.word += 1;
+            self.bits = *self.rows.get(self.word)?;
+            self.column += 1;
+            if self.column == self.words {
+                (self.row, self.column) = (self.row + 1, 0);
+            }
+        }
+        let j = self.column * 64 + self.bits.trailing_zeros() as usize;
+        self.bits &= self.bits - 1;
+        // A tester is a resident: its part as the other box is its slot alone.
+        let tester = ordered_key(self.others[self.row] as u32, false, 0);
+        Some(tester | self.others[j])
+    }
 }
 
 /// `moved_to` of a record dropped by [`Bucket::update`].
