@@ -212,8 +212,8 @@ fn verified_frames(n: usize, frames: usize, samples: usize) -> Vec<usize> {
 /// each as one batch, keeping `ids` (scene index → id) current. The batches are built in
 /// buffers kept from frame to frame, like a game's: made afresh, the three lists were timed
 /// with the frame, and on two threads handing their megabytes back to the system cost more
-/// than some updates (`bplab run --scene churn --n 100000 --algo abp --threads 2`: 0.4 ms on
-/// one thread, 1.2–1.9 ms on two, for the arrivals and moves).
+/// than some updates (`bplab run --scene churn --n 100000 --algo abp`, arrivals and moves
+/// timed apart: 0.4–0.5 ms a frame on one thread; 0.4–1.9 ms, mostly above 1, on two).
 #[derive(Debug, Default)]
 pub struct Feeder {
     leaving: Vec<ProxyId>,

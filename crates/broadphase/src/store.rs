@@ -409,7 +409,6 @@ impl Store {
         };
         debug_assert!(!increasing || items.windows(2).all(|w| w[0].0.index() < w[1].0.index()));
         let mut dirty = std::mem::take(&mut self.dirty);
-        debug_assert!(!increasing || items.windows(2).all(|w| w[0].0.index() < w[1].0.index()));
         let before = dirty.len();
         dirty.resize(before + items.len(), 0);
         let written = if increasing {
@@ -1010,9 +1009,9 @@ mod par {
     use rayon::prelude::*;
 
     /// What a batch of moves out of slot order is written from, kept from one batch to the
-    /// next (a fresh set of lists each batch cost more than writing the boxes): per piece of
-    /// the batch and range of slots, the indices of the piece's items that fall in the range,
-    /// in item order; per range, a bit per item that changed a slot first.
+    /// next so that a frame's batch allocates nothing once warm: per piece of the batch and
+    /// range of slots, the indices of the piece's items that fall in the range, in item order;
+    /// per range, a bit per item that changed a slot first.
     #[derive(Clone, Debug, Default)]
     pub(crate) struct Scatter {
         pieces: usize,
@@ -1039,7 +1038,8 @@ mod par {
             }
         }
 
-        /// Lists the items of piece `p`, which starts at item `first`, by range.
+        /// Lists the items of a `piece` of the batch, which starts at item `first`, into
+        /// `lists` (one per range of `per_range` slots).
         fn list(per_range: usize, first: usize, piece: &[(ProxyId, Aabb)], lists: &mut [Vec<u32>]) {
             let range_of = Divisor::new(per_range);
             for (k, (id, _)) in piece.iter().enumerate() {
