@@ -572,7 +572,13 @@ impl Store {
             }
         }
         self.recompute_bounds();
-        self.set_bounds = self.set_bounds.map(|b| b.translated(offset));
+        // The union of the boxes set since the last update may hold boxes' old places, which
+        // the shift can carry past the float range (a box set back from near -f32::MAX, then
+        // shifted there again, made it -inf, and Abp's ray queries lost every box). Every live
+        // box is in the bounds just recomputed: they hold the boxes set, where they are now.
+        if self.set_bounds.is_some() {
+            self.set_bounds = self.bounds;
+        }
         self.shifts += 1;
         Ok(())
     }

@@ -601,3 +601,49 @@ fn the_traits_default_batch_methods_match_brute_force() {
         },
     );
 }
+
+/// Found by the differential suite (Abp with tiny columns, in CI): a box set back from near
+/// `-f32::MAX` and shifted there again left the union of the boxes set since the update at
+/// `-inf`; it became the world's bounds, and Abp's ray query skipped its only column as
+/// invalid. The world's bounds stay finite after any accepted shift.
+#[test]
+fn shifting_a_box_back_past_the_float_range_keeps_the_world_finite() {
+    use broadphase::testing::{check_sequence, Op, Pick, Query};
+    use broadphase::{Aabb, LayerMask, ProxyDesc, Ray};
+    let point = Aabb::new([0.0; 3], [0.0; 3]);
+    let ops = [
+        Op::Insert(point, ProxyDesc::dynamic()),
+        Op::BadShift(3),
+        Op::SetAabb(Pick(0), point),
+        Op::BadShift(3),
+        Op::InsertBatch(vec![(
+            Aabb::new([-1e33; 3], [1e33; 3]),
+            ProxyDesc::dynamic(),
+        )]),
+        Op::Update,
+        Op::Query(Query::Ray(
+            Ray::new([0.0; 3], [0.0; 3]),
+            0.0,
+            LayerMask::ALL,
+        )),
+        Op::Query(Query::Ray(
+            Ray::new([0.0; 3], [1.0, 0.0, 0.0]),
+            f32::INFINITY,
+            LayerMask::ALL,
+        )),
+        Op::Update,
+    ];
+    let tiny_columns = broadphase::AbpSettings {
+        boxes_per_column: 2,
+        min_column_extents: 0.0,
+        min_proxies_for_columns: 0,
+    };
+    let make = || -> Box<dyn broadphase::BroadPhase> {
+        Box::new(broadphase::Abp::with_settings(Config::default(), tiny_columns).expect("valid"))
+    };
+    assert_eq!(check_sequence(&make, &ops), Ok(()), "Abp, tiny columns");
+    for &algorithm in Algorithm::ALL {
+        let make = || broadphase::new(algorithm, Config::default());
+        assert_eq!(check_sequence(&make, &ops), Ok(()), "{algorithm:?}");
+    }
+}
