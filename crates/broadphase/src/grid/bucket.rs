@@ -202,9 +202,8 @@ pub(crate) struct Bucket {
     /// cache, where the records are not).
     other_keys: Vec<u64>,
     /// Keys of the pairs whose corner cell is in this bucket, sorted: pair keys, or
-    /// [`ordered_key`]s on a level of [`Context::by_record`] (`ordered`).
+    /// [`ordered_key`]s on a level of [`Context::by_record`] (see [`Bucket::ordered`]).
     pub pairs: Vec<u64>,
-    ordered: bool,
     merged: Vec<u64>,
     /// Candidate created and deleted pair keys of this update.
     pub created: Vec<u64>,
@@ -420,7 +419,6 @@ impl Bucket {
         figures.collision_cells = self.runs.len() as u64;
         self.found.clear();
         self.figures = figures;
-        self.ordered = by_record;
         // The matrix pays when it is dense enough: no more words than twice the pairs the
         // bucket found last time (a fine level sorted afresh, whose thousand residents find a
         // few hundred pairs, would clear and read 128 KB per bucket for them).
@@ -485,71 +483,74 @@ impl Bucket {
             );
         }
         let others = &self.other_keys;
-        // A tester is a resident: its part as the other box is its slot alone.
-        let tester = |i: usize| ordered_key(others[i] as u32, false, 0);
-        match self.sink {
-            SinkKind::Keys => self.key_sorter.sort(&mut self.found),
-            SinkKind::RecordKeys => {
-                // Records are in slot order, residents then visitors (see `ordered_key`): the
-                // sorted record keys stay sorted as ordered keys.
-                self.key_sorter.sort(&mut self.found);
-                for k in &mut self.found {
-                    let (i, j) = ((*k >> 32) as usize, *k as u32 as usize);
-                    *k = tester(i) | others[j];
-                }
-            }
-            SinkKind::Rows => {}
-        }
         self.created.clear();
         self.deleted.clear();
         let changed = |slot: u32| store.is_dirty(slot as usize);
-        let found = if self.sink == SinkKind::Rows {
-            // Row by row, bit by bit: the keys in order with no sort, read as they are merged
-            // (never written out).
-            let rows = RowKeys::new(&self.rows, self.row_words, others);
-            diff_pairs_by(
-                &self.pairs,
-                rows,
-                ordered_slots,
-                changed,
-                &mut self.merged,
-                &mut self.created,
-                &mut self.deleted,
-            );
-            self.rows.iter().map(|w| w.count_ones() as usize).sum()
-        } else if self.ordered {
-            // The keys last update's pairs are kept under.
-            debug_assert!(self.found.windows(2).all(|w| w[0] < w[1]));
-            diff_pairs_by(
-                &self.pairs,
-                self.found.iter().copied(),
-                ordered_slots,
-                changed,
-                &mut self.merged,
-                &mut self.created,
-                &mut self.deleted,
-            );
-            self.found.len()
-        } else {
-            diff_pairs(
-                &self.pairs,
-                &self.found,
-                changed,
-                &mut self.merged,
-                &mut self.created,
-                &mut self.deleted,
-            );
-            self.found.len()
+        let found = match self.sink {
+            SinkKind::Keys => {
+                self.key_sorter.sort(&mut self.found);
+                diff_pairs(
+                    &self.pairs,
+                    &self.found,
+                    changed,
+                    &mut self.merged,
+                    &mut self.created,
+                    &mut self.deleted,
+                );
+                self.found.len()
+            }
+            SinkKind::RecordKeys => {
+                // Records are in slot order, residents then visitors (see `ordered_key`): the
+                // sorted record keys stay sorted as ordered keys, the keys last update's pairs
+                // are kept under.
+                self.key_sorter.sort(&mut self.found);
+                for k in &mut self.found {
+                    let (i, j) = ((*k >> 32) as usize, *k as u32 as usize);
+                    *k = tester_part(others[i]) | others[j];
+                }
+                debug_assert!(self.found.windows(2).all(|w| w[0] < w[1]));
+                diff_pairs_by(
+                    &self.pairs,
+                    self.found.iter().copied(),
+                    ordered_slots,
+                    changed,
+                    &mut self.merged,
+                    &mut self.created,
+                    &mut self.deleted,
+                );
+                self.found.len()
+            }
+            SinkKind::Rows => {
+                // Row by row, bit by bit: the keys in order with no sort, read as they are
+                // merged (never written out).
+                let rows = RowKeys::new(&self.rows, self.row_words, others);
+                diff_pairs_by(
+                    &self.pairs,
+                    rows,
+                    ordered_slots,
+                    changed,
+                    &mut self.merged,
+                    &mut self.created,
+                    &mut self.deleted,
+                );
+                self.rows.iter().map(|w| w.count_ones() as usize).sum()
+            }
         };
         self.figures.found = found as u64;
         std::mem::swap(&mut self.pairs, &mut self.merged);
+    }
+
+    /// Whether the bucket's pairs are kept under [`ordered_key`]s (a level of
+    /// [`Context::by_record`]), rather than pair keys.
+    fn ordered(&self) -> bool {
+        self.sink != SinkKind::Keys
     }
 
     /// The bucket's pairs, and how to read their keys.
     pub fn pair_list(&self) -> PairList<'_> {
         PairList {
             keys: &self.pairs,
-            slots: if self.ordered {
+            slots: if self.ordered() {
                 ordered_slots
             } else {
                 key_slots
@@ -666,6 +667,13 @@ fn ordered_key(tester: u32, visitor: bool, other: u32) -> u64 {
     (u64::from(tester) << 33) | (u64::from(visitor) << 32) | u64::from(other)
 }
 
+/// The part of an [`ordered_key`] that names its tester, from the tester's part as the other
+/// box: a tester is a resident, so that part is its slot alone.
+#[inline(always)]
+fn tester_part(other_part: u64) -> u64 {
+    ordered_key(other_part as u32, false, 0)
+}
+
 /// The two slots of an [`ordered_key`].
 #[inline(always)]
 fn ordered_slots(k: u64) -> (u32, u32) {
@@ -715,9 +723,7 @@ impl Iterator for RowKeys<'_> {
         }
         let j = self.column * 64 + self.bits.trailing_zeros() as usize;
         self.bits &= self.bits - 1;
-        // A tester is a resident: its part as the other box is its slot alone.
-        let tester = ordered_key(self.others[self.row] as u32, false, 0);
-        Some(tester | self.others[j])
+        Some(tester_part(self.others[self.row]) | self.others[j])
     }
 }
 
