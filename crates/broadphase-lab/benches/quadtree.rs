@@ -38,6 +38,8 @@ use common::yardstick::{self, to_parry, Mode};
 use common::{BroadPhaseContender, Contender, SceneSpec};
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use parry3d::partitioning::{Bvh, BvhBuildStrategy};
+use rand::{Rng, SeedableRng};
+use rand_pcg::Pcg64Mcg;
 
 /// Jolt's scene (47³ cubes) and the uniform scene of the frame bench.
 const SCENES: &[SceneSpec] = &[
@@ -62,13 +64,8 @@ fn quadtree(settings: QuadTreeSettings) -> QuadTree {
 
 /// The probe boxes: centres uniform over the scene's world cube, from a fixed seed.
 fn probes(scene: &Scene) -> Vec<Aabb> {
-    let mut s = 0x9E37_79B9_7F4A_7C15u64;
-    let mut unit = move || {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        (s >> 40) as f32 / (1u64 << 24) as f32
-    };
+    let mut rng = Pcg64Mcg::seed_from_u64(0x9E37_79B9_7F4A_7C15);
+    let mut unit = move || rng.random::<f32>();
     let (lo, side) = {
         let b = scene.bounds().expect("scenes are not empty");
         (b.min, scene.side())

@@ -63,6 +63,8 @@ mod quadtree;
 pub mod query;
 pub mod radix;
 mod sap;
+#[cfg(any(test, feature = "testing"))]
+mod split_mix;
 mod store;
 #[cfg(feature = "testing")]
 pub mod testing;

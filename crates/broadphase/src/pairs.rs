@@ -569,12 +569,10 @@ mod tests {
 
     #[test]
     fn key_sorter_sorts() {
-        let mut s = 0x2545_F491_4F6C_DD1Du64;
+        let mut rng = crate::split_mix::SplitMix64::new(1);
         let mut keys: Vec<u64> = (0..3 * SORT_BELOW)
             .map(|_| {
-                s ^= s << 13;
-                s ^= s >> 7;
-                s ^= s << 17;
+                let s = rng.next_u64();
                 let (a, b) = ((s & 0xff_ffff) as u32, ((s >> 24) & 0xff_ffff) as u32);
                 pair_key(a, b)
             })

@@ -1083,13 +1083,8 @@ mod par {
     #[cfg(test)]
     #[test]
     fn division_by_multiplication_is_exact() {
-        let mut x = 0x2545_F491_4F6C_DD1Du64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u32
-        };
+        let mut rng = crate::split_mix::SplitMix64::new(1);
+        let mut next = move || rng.next_u64() as u32;
         let mut divisors: Vec<u32> = vec![2, 3, 7, 64, 1000, 65_537, u32::MAX - 1, u32::MAX];
         divisors.extend((0..200).map(|_| next().max(2)));
         divisors.extend((0..200).map(|_| (next() % 100_000).max(2)));

@@ -26,6 +26,7 @@ use proptest::test_runner::{Config as RunnerConfig, TestCaseError, TestError, Te
 
 use std::ops::ControlFlow;
 
+pub use crate::split_mix::SplitMix64;
 use crate::{
     Aabb, BroadPhase, BruteForce, CastHit, Config, Error, Group, Layer, LayerMask, Mobility, Obb,
     Pair, ProxyDesc, ProxyId, Ray, RayHit,
@@ -938,39 +939,22 @@ fn crowd() -> impl Strategy<Value = Crowd> {
         })
 }
 
-/// SplitMix64: a tiny deterministic generator for crowds.
-struct Mix(u64);
-
-impl Mix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-
-    /// A multiple of 0.25 in [0, cells / 4): lattice values make exact contacts common.
-    fn lattice(&mut self, cells: u64) -> f32 {
-        self.below(cells) as f32 * 0.25
-    }
+/// A multiple of 0.25 in [0, cells / 4): lattice values make exact contacts common.
+fn lattice(rng: &mut SplitMix64, cells: u64) -> f32 {
+    rng.below(cells) as f32 * 0.25
 }
 
 impl Crowd {
     fn ops(&self) -> Vec<Op> {
-        let mut rng = Mix(self.seed);
+        let mut rng = SplitMix64::new(self.seed);
         // About three neighbours per box: sizes average 1.5, so side³ ≈ n · 1.5³ / 3.
         let side = ((self.n as f64 * 3.4 / 3.0).cbrt() * 4.0) as u64 + 1;
-        let boxed = |rng: &mut Mix| {
-            let min = [rng.lattice(side), rng.lattice(side), rng.lattice(side)];
-            let size = [rng.lattice(12), rng.lattice(12), rng.lattice(12)];
+        let boxed = |rng: &mut SplitMix64| {
+            let min = [lattice(rng, side), lattice(rng, side), lattice(rng, side)];
+            let size = [lattice(rng, 12), lattice(rng, 12), lattice(rng, 12)];
             Aabb::new(min, std::array::from_fn(|i| min[i] + size[i]))
         };
-        let desc = |rng: &mut Mix, fixed_percent: u32| {
+        let desc = |rng: &mut SplitMix64, fixed_percent: u32| {
             let mut d = if (rng.below(100) as u32) < fixed_percent {
                 ProxyDesc::fixed()
             } else {
@@ -988,7 +972,7 @@ impl Crowd {
             .map(|_| (boxed(&mut rng), desc(&mut rng, self.fixed_percent)))
             .collect();
         let mut ops = vec![Op::InsertBatch(items), Op::Update];
-        let index = |rng: &mut Mix| Pick(rng.next() as usize);
+        let index = |rng: &mut SplitMix64| Pick(rng.next_u64() as usize);
         for frame in 0..self.frames {
             // Every other frame hands its moves over as one batch.
             let mut batch = Vec::new();
@@ -1036,14 +1020,14 @@ impl Crowd {
                 if k == 3 {
                     ops.push(Op::Update);
                 }
-                let p = [0, 1, 2].map(|_| rng.lattice(side));
+                let p = [0, 1, 2].map(|_| lattice(&mut rng, side));
                 let d = [0, 1, 2].map(|_| rng.below(5) as f32 - 2.0);
                 let m = LayerMask::ALL;
                 let max_t = if k % 2 == 0 { f32::INFINITY } else { 8.0 };
                 ops.push(Op::Query(match rng.below(5) {
                     0 => Query::Aabb(boxed(&mut rng), m),
                     1 => Query::Ray(Ray::new(p, d), max_t, m),
-                    2 => Query::Sphere(p, rng.lattice(12), m),
+                    2 => Query::Sphere(p, lattice(&mut rng, 12), m),
                     3 => Query::Nearest(p, 1 + rng.below(8) as usize, m),
                     _ => Query::BoxCast(boxed(&mut rng), d.map(|v| v * 3.0), m),
                 }));

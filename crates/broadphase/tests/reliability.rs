@@ -3,6 +3,7 @@
 
 use std::ops::ControlFlow;
 
+use broadphase::testing::SplitMix64;
 use broadphase::{
     Aabb, Algorithm, BroadPhase, BruteForce, Config, Error, LayerMask, Pair, ProxyDesc, ProxyId,
     Ray, MAX_PROXIES,
@@ -16,13 +17,8 @@ fn algorithms() -> impl Iterator<Item = Algorithm> {
 /// A deterministic scatter of `n` boxes of size 0.5..2 in a cube sized for about one
 /// neighbour each.
 fn scatter(n: usize, seed: u64) -> Vec<Aabb> {
-    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    let mut next = move || {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        (s >> 11) as f64 / (1u64 << 53) as f64
-    };
+    let mut rng = SplitMix64::new(seed);
+    let mut next = move || f64::from(rng.unit());
     let side = 2.5 * (n as f64).cbrt();
     (0..n)
         .map(|_| {

@@ -13,6 +13,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
+use broadphase::testing::SplitMix64;
 use broadphase::{
     Aabb, Algorithm, BroadPhase, BruteForce, Config, Error, Pair, ProxyDesc, ProxyId,
 };
@@ -57,36 +58,16 @@ static ALLOCATOR: Counting = Counting;
 /// The soak tests measure the process's heap: they must not run at the same time.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
-/// xorshift64*: deterministic and cheap.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn unit(&mut self) -> f32 {
-        (self.next() >> 40) as f32 / (1u64 << 24) as f32
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
-
 const PROXIES: usize = 10_000;
 const SIDE: f32 = 54.0; // about one neighbour per box
 
-fn random_box(rng: &mut Rng) -> Aabb {
+fn random_box(rng: &mut SplitMix64) -> Aabb {
     let min = [0; 3].map(|_| rng.unit() * SIDE);
     let size = [0; 3].map(|_| 0.5 + 1.5 * rng.unit());
     Aabb::new(min, std::array::from_fn(|i| min[i] + size[i]))
 }
 
-fn desc(rng: &mut Rng) -> ProxyDesc {
+fn desc(rng: &mut SplitMix64) -> ProxyDesc {
     if rng.below(10) == 0 {
         ProxyDesc::fixed()
     } else {
@@ -140,7 +121,7 @@ struct Heap {
 /// Runs `cycles` update cycles on `algorithm`, checking against BruteForce every `check_every`
 /// cycles.
 fn soak(algorithm: Algorithm, cycles: usize, check_every: usize) -> Result<Heap, Error> {
-    let mut rng = Rng(0x50A6 ^ algorithm as u64);
+    let mut rng = SplitMix64::new(0x50A6 ^ algorithm as u64);
     let mut bp = broadphase::new(algorithm, Config::default());
     let mut oracle = BruteForce::new(Config::default());
     let items: Vec<(Aabb, ProxyDesc)> = (0..PROXIES)
@@ -168,7 +149,7 @@ fn soak(algorithm: Algorithm, cycles: usize, check_every: usize) -> Result<Heap,
     for cycle in 1..=cycles {
         // 5% leave and come back elsewhere, 20% move a little.
         for _ in 0..PROXIES / 20 {
-            let k = rng.below(PROXIES);
+            let k = rng.below(PROXIES as u64) as usize;
             bp.remove(pop.ids[0][k])?;
             oracle.remove(pop.ids[1][k])?;
             let (b, d) = (random_box(&mut rng), desc(&mut rng));
@@ -180,7 +161,7 @@ fn soak(algorithm: Algorithm, cycles: usize, check_every: usize) -> Result<Heap,
             }
         }
         for _ in 0..PROXIES / 5 {
-            let k = rng.below(PROXIES);
+            let k = rng.below(PROXIES as u64) as usize;
             let d = [0; 3].map(|_| (rng.unit() - 0.5) * 0.2);
             let moved = oracle.aabb(pop.ids[1][k])?.translated(d);
             bp.set_aabb(pop.ids[0][k], moved)?;

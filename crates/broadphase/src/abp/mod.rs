@@ -428,13 +428,8 @@ mod tests {
     /// boxes moved, boxes removed, added, and sent outside the grid and back.
     #[test]
     fn entry_and_outside_counts_match_a_recount() {
-        let mut s = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = move |m: u64| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            (s % m) as f32
-        };
+        let mut rng = crate::split_mix::SplitMix64::new(1);
+        let mut next = move |m: u64| rng.below(m) as f32;
         let boxes = |far: bool, r: &mut dyn FnMut(u64) -> f32| {
             let o = if far { 5000.0 } else { 0.0 };
             let min = [o + r(200), r(200), r(200)];

@@ -396,13 +396,7 @@ mod tests {
     /// either side of zero, and clipped far out.
     #[test]
     fn four_cells_at_once_are_the_same_cells() {
-        let mut rng = 0x2545_f491_4f6c_dd1du64;
-        let mut next = || {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            rng
-        };
+        let mut rng = crate::split_mix::SplitMix64::new(1);
         for cell in [1e-3, 0.3, 1.0, 1.5, 2.529_396, 7.0, 1e6] {
             let inv = (1.0 / cell) as f32;
             let mut xs: Vec<f32> = vec![0.0, -0.0, 3e38, -3e38, f32::MAX, f32::MIN];
@@ -418,12 +412,12 @@ mod tests {
                 );
             }
             for _ in 0..4000 {
-                let bits = next() as u32;
+                let bits = rng.next_u64() as u32;
                 let x = f32::from_bits(bits);
                 if x.is_finite() {
                     xs.push(x);
                 }
-                xs.push(((next() % 2_000_000) as f32 - 1e6) * 1e-3 * cell as f32);
+                xs.push((rng.below(2_000_000) as f32 - 1e6) * 1e-3 * cell as f32);
             }
             for q in xs.chunks(4).filter(|q| q.len() == 4) {
                 let q = [q[0], q[1], q[2], q[3]];

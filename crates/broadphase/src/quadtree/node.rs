@@ -368,13 +368,8 @@ mod tests {
     fn simd_and_scalar_agree() {
         // Random lanes and queries on a coarse lattice (many exact contacts), with empty
         // lanes, zeros of both signs and the ends of the float range.
-        let mut s = 0x2545_F491_4F6C_DD1Du64;
-        let mut next = move || {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            s
-        };
+        let mut rng = crate::split_mix::SplitMix64::new(1);
+        let mut next = move || rng.next_u64();
         let special = [0.0f32, -0.0, 1.0, -1.0, f32::MAX, -f32::MAX, 0.5];
         let mut coord = move || -> f32 {
             let r = next();

@@ -4,6 +4,7 @@
 use proptest::prelude::*;
 
 use super::*;
+use crate::split_mix::SplitMix64;
 use crate::Group;
 
 impl QuadTree {
@@ -25,24 +26,7 @@ impl QuadTree {
     }
 }
 
-/// SplitMix64.
-struct Mix(u64);
-
-impl Mix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn unit(&mut self) -> f32 {
-        (self.next() >> 40) as f32 / (1u64 << 24) as f32
-    }
-}
-
-fn random_box(rng: &mut Mix, side: f32) -> Aabb {
+fn random_box(rng: &mut SplitMix64, side: f32) -> Aabb {
     let min = [0; 3].map(|_| rng.unit() * side);
     let size = [0; 3].map(|_| 0.5 + 1.5 * rng.unit());
     Aabb::new(min, std::array::from_fn(|i| min[i] + size[i]))
@@ -113,7 +97,7 @@ proptest! {
         burst in 0usize..300,
     ) {
         let mut qt = QuadTree::with_settings(Config::default(), settings).unwrap();
-        let mut rng = Mix(burst as u64);
+        let mut rng = SplitMix64::new(burst as u64);
         let side = 12.0;
         let mut live: Vec<ProxyId> = Vec::new();
         // A first batch of some size, then single edits.
@@ -125,12 +109,12 @@ proptest! {
         for s in steps {
             match s {
                 Step::Insert(seed, fixed) => {
-                    let mut r = Mix(seed);
+                    let mut r = SplitMix64::new(seed);
                     let d = if fixed { ProxyDesc::fixed() } else { ProxyDesc::dynamic() };
                     live.push(qt.insert(random_box(&mut r, side), d).unwrap());
                 }
                 Step::Move(i, seed) if !live.is_empty() => {
-                    let mut r = Mix(seed);
+                    let mut r = SplitMix64::new(seed);
                     qt.set_aabb(live[i % live.len()], random_box(&mut r, side)).unwrap();
                 }
                 Step::Remove(i) if !live.is_empty() => {
@@ -160,7 +144,7 @@ proptest! {
 #[test]
 fn single_insertions_do_not_degenerate() -> Result<(), Error> {
     for boxes in [lattice(4_000), {
-        let mut rng = Mix(5);
+        let mut rng = SplitMix64::new(5);
         (0..4_000).map(|_| random_box(&mut rng, 40.0)).collect()
     }] {
         let items: Vec<(Aabb, ProxyDesc)> =
@@ -192,7 +176,7 @@ fn single_insertions_do_not_degenerate() -> Result<(), Error> {
 #[test]
 fn removing_everything_frees_every_node() -> Result<(), Error> {
     let mut qt = QuadTree::new(Config::default());
-    let mut rng = Mix(9);
+    let mut rng = SplitMix64::new(9);
     let items: Vec<(Aabb, ProxyDesc)> = (0..3_000)
         .map(|i| {
             let d = if i % 3 == 0 {
@@ -227,7 +211,7 @@ fn removing_everything_frees_every_node() -> Result<(), Error> {
 #[test]
 fn optimize_keeps_the_answers_and_the_dump_marks_changes() -> Result<(), Error> {
     let mut qt = QuadTree::new(Config::default());
-    let mut rng = Mix(3);
+    let mut rng = SplitMix64::new(3);
     let items: Vec<(Aabb, ProxyDesc)> = (0..500)
         .map(|_| (random_box(&mut rng, 15.0), ProxyDesc::dynamic()))
         .collect();
@@ -285,7 +269,7 @@ fn settings_are_checked() {
 fn rebuilds_happen_and_change_no_answer() -> Result<(), Error> {
     use crate::testing::{check_sequence, Op, Pick};
     let n = 400;
-    let mut rng = Mix(11);
+    let mut rng = SplitMix64::new(11);
     let items: Vec<(Aabb, ProxyDesc)> = (0..n)
         .map(|i| {
             let d = if i % 5 == 0 {
