@@ -16,6 +16,9 @@
 //!
 //! A failure panics with the shortest failing sequence found, as a `Vec<Op>` that
 //! [`check_sequence`] replays: paste it into a regression test.
+//!
+//! The cases are drawn afresh at every run. For a longer hunt, set `BROADPHASE_CHECK_SCALE`
+//! (a float) to multiply every case count ([`scaled_cases`]).
 
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 
@@ -437,20 +440,42 @@ pub struct CheckOptions {
     pub crowd_cases: u32,
 }
 
-impl Default for CheckOptions {
-    /// 2,000 small-world sequences, 1,000 large-world ones and 48 crowds; the environment
-    /// variable `BROADPHASE_CHECK_SCALE` (a float) scales all three.
-    fn default() -> Self {
-        let scale: f64 = std::env::var("BROADPHASE_CHECK_SCALE")
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(1.0);
-        let n = |base: f64| (base * scale).round().max(1.0) as u32;
+/// `base` test cases multiplied by the environment variable `BROADPHASE_CHECK_SCALE` (a
+/// float; 1 when unset, negative or unreadable), and at least one: a longer bug hunt
+/// (`BROADPHASE_CHECK_SCALE=8 cargo test ...`) scales every randomised check that asks here.
+///
+/// ```
+/// assert!(broadphase::testing::scaled_cases(0) >= 1);
+/// ```
+#[must_use]
+pub fn scaled_cases(base: u32) -> u32 {
+    let scale = std::env::var("BROADPHASE_CHECK_SCALE")
+        .ok()
+        .and_then(|s| s.parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        .unwrap_or(1.0);
+    // `as` saturates: a huge scale gives `u32::MAX` cases, not a wrap.
+    (f64::from(base) * scale).round().max(1.0) as u32
+}
+
+impl CheckOptions {
+    /// `small` small-world sequences, `large` large-world ones and `crowd` crowds, each
+    /// scaled by [`scaled_cases`].
+    #[must_use]
+    pub fn scaled(small: u32, large: u32, crowd: u32) -> Self {
         Self {
-            small_cases: n(2000.0),
-            large_cases: n(1000.0),
-            crowd_cases: n(48.0),
+            small_cases: scaled_cases(small),
+            large_cases: scaled_cases(large),
+            crowd_cases: scaled_cases(crowd),
         }
+    }
+}
+
+impl Default for CheckOptions {
+    /// 2,000 small-world sequences, 1,000 large-world ones and 48 crowds, scaled as
+    /// [`CheckOptions::scaled`] says.
+    fn default() -> Self {
+        Self::scaled(2000, 1000, 48)
     }
 }
 

@@ -27,11 +27,7 @@ fn abp_matches_brute_force() {
 fn abp_single_threaded_matches_brute_force() {
     testing::check_algorithm_with(
         || broadphase::new(Algorithm::Abp, Config::default().with_parallel(false)),
-        &testing::CheckOptions {
-            small_cases: 200,
-            large_cases: 100,
-            crowd_cases: 8,
-        },
+        &testing::CheckOptions::scaled(200, 100, 8),
     );
 }
 
@@ -181,11 +177,9 @@ fn grid(settings: broadphase::GridSettings, config: Config) -> Box<dyn broadphas
 
 /// Fewer cases for the variants: each still mixes every kind of call, and the default variant
 /// runs the full suite.
-const GRID_VARIANT: testing::CheckOptions = testing::CheckOptions {
-    small_cases: 300,
-    large_cases: 150,
-    crowd_cases: 8,
-};
+fn grid_variant() -> testing::CheckOptions {
+    testing::CheckOptions::scaled(300, 150, 8)
+}
 
 #[test]
 fn grid_matches_brute_force() {
@@ -198,7 +192,7 @@ fn grid_all_at_once_schedule_matches_brute_force() {
         schedule: broadphase::Schedule::All,
         ..Default::default()
     };
-    testing::check_algorithm_with(|| grid(settings, Config::default()), &GRID_VARIANT);
+    testing::check_algorithm_with(|| grid(settings, Config::default()), &grid_variant());
 }
 
 #[test]
@@ -213,7 +207,7 @@ fn grid_every_radix_width_matches_brute_force() {
             schedule,
             ..Default::default()
         };
-        testing::check_algorithm_with(|| grid(settings, Config::default()), &GRID_VARIANT);
+        testing::check_algorithm_with(|| grid(settings, Config::default()), &grid_variant());
     }
 }
 
@@ -226,7 +220,7 @@ fn grid_sorting_every_entry_every_update_matches_brute_force() {
             schedule,
             ..Default::default()
         };
-        testing::check_algorithm_with(|| grid(settings, Config::default()), &GRID_VARIANT);
+        testing::check_algorithm_with(|| grid(settings, Config::default()), &grid_variant());
     }
 }
 
@@ -242,7 +236,7 @@ fn grid_with_small_cells_matches_brute_force() {
         };
         testing::check_algorithm_with(
             || grid(settings, Config::default().with_parallel(false)),
-            &GRID_VARIANT,
+            &grid_variant(),
         );
     }
 }
@@ -254,7 +248,7 @@ fn grid_with_large_cells_matches_brute_force() {
         cell_size: Some(40.0),
         ..Default::default()
     };
-    testing::check_algorithm_with(|| grid(settings, Config::default()), &GRID_VARIANT);
+    testing::check_algorithm_with(|| grid(settings, Config::default()), &grid_variant());
 }
 
 #[test]
@@ -267,11 +261,7 @@ fn sap_variants_match_brute_force() {
     // Boxes asleep after one still update (the asleep lists and their stale entries in every
     // sequence), single-threaded; never asleep (the awake arrays alone); and every move
     // treated as a jump (re-inserted and paired by box pruning).
-    let options = testing::CheckOptions {
-        small_cases: 500,
-        large_cases: 250,
-        crowd_cases: 12,
-    };
+    let options = testing::CheckOptions::scaled(500, 250, 12);
     for (settings, parallel) in [
         (
             broadphase::SapSettings {
@@ -375,11 +365,7 @@ fn mbp_matches_brute_force() {
 fn mbp_single_threaded_matches_brute_force() {
     testing::check_algorithm_with(
         || broadphase::new(Algorithm::Mbp, Config::default().with_parallel(false)),
-        &testing::CheckOptions {
-            small_cases: 200,
-            large_cases: 100,
-            crowd_cases: 8,
-        },
+        &testing::CheckOptions::scaled(200, 100, 8),
     );
 }
 
@@ -428,11 +414,7 @@ fn mbp_with_added_regions_covering_everything_matches_brute_force() {
             }
             Box::new(mbp)
         },
-        &testing::CheckOptions {
-            small_cases: 800,
-            large_cases: 300,
-            crowd_cases: 16,
-        },
+        &testing::CheckOptions::scaled(800, 300, 16),
     );
 }
 
@@ -464,11 +446,7 @@ fn quadtree_with_every_maintenance_matches_brute_force() {
                 .expect("valid settings"),
             )
         },
-        &testing::CheckOptions {
-            small_cases: 600,
-            large_cases: 300,
-            crowd_cases: 24,
-        },
+        &testing::CheckOptions::scaled(600, 300, 24),
     );
 }
 
@@ -594,11 +572,7 @@ impl BroadPhase for Defaults {
 fn the_traits_default_batch_methods_match_brute_force() {
     testing::check_algorithm_with(
         || Box::new(Defaults(broadphase::new(Algorithm::Abp, Config::default()))),
-        &testing::CheckOptions {
-            small_cases: 200,
-            large_cases: 50,
-            crowd_cases: 4,
-        },
+        &testing::CheckOptions::scaled(200, 50, 4),
     );
 }
 

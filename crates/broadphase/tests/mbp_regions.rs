@@ -358,7 +358,11 @@ fn tiny() -> MbpTuning {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 1500, max_shrink_iters: 4096, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig {
+        cases: broadphase::testing::scaled_cases(1500),
+        max_shrink_iters: 4096,
+        ..ProptestConfig::default()
+    })]
 
     /// Starting with derived regions: the first added region replaces them.
     #[test]
