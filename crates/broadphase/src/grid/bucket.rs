@@ -390,36 +390,44 @@ impl Bucket {
         while let Some(s) = next_set(&same, from) {
             let (key, e) = (self.keys[s], run_end(&same, s));
             from = e;
-            // Residents come first in a run: a cell of visitors only is no collision cell.
-            if self.vals[s] & INDEX >= residents {
-                continue;
-            }
-            collision_cells += 1;
-            if self.vals[s..e].iter().fold(0, |acc, &v| acc | v) & CHANGED != 0 {
-                let r = self.vals[s..e]
-                    .iter()
-                    .take_while(|&&v| v & INDEX < residents)
-                    .count();
+            let run = &self.vals[s..e];
+            // Without a branch for the short cells most are (which of them hold a changed box
+            // is unpredictable): whether one of its boxes changed, and how many of its boxes
+            // live on this level (they come first; a cell of visitors only is no collision
+            // cell).
+            let changed = run.iter().fold(0, |acc, &v| acc | v) & CHANGED != 0;
+            let r = run
+                .iter()
+                .map(|&v| u32::from(v & INDEX < residents))
+                .sum::<u32>();
+            collision_cells += u64::from(r > 0);
+            let listed = changed & (r > 0);
+            if e - s < LONG_RUN {
+                self.runs.push(Run {
+                    start: s as u32,
+                    at: 0,
+                    len: (e - s) as u32,
+                    residents: r,
+                    key,
+                });
+                self.runs.truncate(self.runs.len() - usize::from(!listed));
+                self.type_start[g.key_type(key) as usize + 1] += u32::from(listed);
+            } else if listed {
                 // A long cell's residents each scan all its boxes: gather them as columns
                 // now, while the records are in cache.
-                let at = if e - s >= LONG_RUN {
-                    let at = self.col_slots.len();
-                    for &v in &self.vals[s..e] {
-                        let rec = &self.records[(v & INDEX) as usize];
-                        for (col, &key) in self.cols.iter_mut().zip(&rec.keys) {
-                            col.push(signed(key));
-                        }
-                        self.col_slots.push(rec.slot);
+                let at = self.col_slots.len() as u32;
+                for &v in run {
+                    let rec = &self.records[(v & INDEX) as usize];
+                    for (col, &key) in self.cols.iter_mut().zip(&rec.keys) {
+                        col.push(signed(key));
                     }
-                    at
-                } else {
-                    0
-                } as u32;
+                    self.col_slots.push(rec.slot);
+                }
                 self.runs.push(Run {
                     start: s as u32,
                     at,
                     len: (e - s) as u32,
-                    residents: r as u32,
+                    residents: r,
                     key,
                 });
                 self.type_start[g.key_type(key) as usize + 1] += 1;
