@@ -157,6 +157,8 @@ pub(crate) struct BucketFigures {
     pub entries: u64,
     pub home: u64,
     pub collision_cells: u64,
+    /// Collision cells holding a changed box: the others have nothing to test.
+    pub cells_tested: u64,
     pub tests: u64,
     pub found: u64,
     pub radix: RadixReport,
@@ -438,6 +440,7 @@ impl Bucket {
             self.type_start[t + 1] += self.type_start[t];
         }
         figures.collision_cells = collision_cells;
+        figures.cells_tested = self.runs.len() as u64;
         self.found.clear();
         self.figures = figures;
         // The matrix pays when it is dense enough: no more words than twice the pairs the

@@ -286,6 +286,7 @@ struct Figures {
     entries: u64,
     home: u64,
     collision_cells: u64,
+    cells_tested: u64,
     tests: u64,
     found: u64,
     radix_passes: u32,
@@ -525,6 +526,7 @@ impl Grid {
                 figures.entries += f.entries;
                 figures.home += f.home;
                 figures.collision_cells += f.collision_cells;
+                figures.cells_tested += f.cells_tested;
                 figures.tests += f.tests;
                 figures.found += f.found;
                 figures.radix_passes = figures.radix_passes.max(f.radix.passes);
@@ -866,6 +868,8 @@ impl BroadPhase for Grid {
             ("home cells", f.home),
             ("phantom cells", f.entries - f.home),
             ("collision cells", f.collision_cells),
+            // The others hold no changed box: their pairs are kept untested.
+            ("collision cells tested", f.cells_tested),
             // The deal into buckets is the sort's first pass.
             (
                 "radix passes",
