@@ -4,9 +4,10 @@
 //! spatial subdivision), the cell size, the radix digit width and the collision-cell schedule,
 //! and shows the brute-force pair count, the cell ids written, the collision cells, the radix
 //! passes and the candidate pairs. This command runs the chosen strategies on the same moving
-//! scene and prints those figures and each strategy's throughput side by side. Brute force and
-//! the grid run as broad phases (they keep the persistent pairs and report created and deleted
-//! ones); the sweep only counts its pairs, as the chapter's does:
+//! scene and prints those figures (and, beyond the chapter, how many collision cells hold a box
+//! that changed, the only ones the grid tests) and each strategy's throughput side by side.
+//! Brute force and the grid run as broad phases (they keep the persistent pairs and report
+//! created and deleted ones); the sweep only counts its pairs, as the chapter's does:
 //!
 //! ```text
 //! bplab lab --n 12000                                  # the three strategies
