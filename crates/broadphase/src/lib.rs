@@ -52,6 +52,7 @@ pub mod encode;
 mod error;
 mod events;
 pub mod filter;
+mod gallop;
 mod grid;
 mod id;
 mod mbp;

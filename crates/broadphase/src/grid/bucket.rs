@@ -34,6 +34,7 @@
 //! pair keys.
 
 use crate::encode::encode;
+use crate::gallop::gallop;
 use crate::pairs::{diff_pairs, diff_pairs_by, key_slots, pair_key, KeySorter, PairList};
 use crate::prefetch::prefetch_whole;
 use crate::prune::signed;
@@ -404,20 +405,11 @@ impl Bucket {
                 .sum::<u32>();
             collision_cells += u64::from(r > 0);
             let listed = changed & (r > 0);
-            if e - s < LONG_RUN {
-                self.runs.push(Run {
-                    start: s as u32,
-                    at: 0,
-                    len: (e - s) as u32,
-                    residents: r,
-                    key,
-                });
-                self.runs.truncate(self.runs.len() - usize::from(!listed));
-                self.type_start[g.key_type(key) as usize + 1] += u32::from(listed);
-            } else if listed {
-                // A long cell's residents each scan all its boxes: gather them as columns
-                // now, while the records are in cache.
-                let at = self.col_slots.len() as u32;
+            // A long cell's residents each scan all its boxes: gather them as columns now,
+            // while the records are in cache.
+            let long = e - s >= LONG_RUN;
+            let at = if long { self.col_slots.len() as u32 } else { 0 };
+            if listed && long {
                 for &v in run {
                     let rec = &self.records[(v & INDEX) as usize];
                     for (col, &key) in self.cols.iter_mut().zip(&rec.keys) {
@@ -425,15 +417,16 @@ impl Bucket {
                     }
                     self.col_slots.push(rec.slot);
                 }
-                self.runs.push(Run {
-                    start: s as u32,
-                    at,
-                    len: (e - s) as u32,
-                    residents: r,
-                    key,
-                });
-                self.type_start[g.key_type(key) as usize + 1] += 1;
             }
+            self.runs.push(Run {
+                start: s as u32,
+                at,
+                len: (e - s) as u32,
+                residents: r,
+                key,
+            });
+            self.runs.truncate(self.runs.len() - usize::from(!listed));
+            self.type_start[g.key_type(key) as usize + 1] += u32::from(listed);
         }
         self.same_as_next = same;
         for t in 0..8 {
@@ -911,7 +904,7 @@ fn merge_entries(
     out_vals.reserve(a_keys.len() + b_keys.len());
     let mut i = 0;
     for (&key, &val) in b_keys.iter().zip(b_vals) {
-        let end = i + gallop_past(&a_keys[i..], key);
+        let end = gallop(a_keys, i, |k| k <= key);
         out_keys.extend_from_slice(&a_keys[i..end]);
         out_vals.extend_from_slice(&a_vals[i..end]);
         out_keys.push(key);
@@ -920,19 +913,6 @@ fn merge_entries(
     }
     out_keys.extend_from_slice(&a_keys[i..]);
     out_vals.extend_from_slice(&a_vals[i..]);
-}
-
-/// How many leading keys of the sorted `keys` are at most `key`: an exponential search from
-/// the front, then a binary search in the last step, so a short stretch costs a few reads.
-#[inline]
-fn gallop_past(keys: &[u32], key: u32) -> usize {
-    let mut hi = 1;
-    while hi <= keys.len() && keys[hi - 1] <= key {
-        hi *= 2;
-    }
-    let lo = hi / 2;
-    let hi = hi.min(keys.len() + 1) - 1;
-    lo + keys[lo..hi].partition_point(|&k| k <= key)
 }
 
 /// Entries from which a collision cell's boxes are kept as columns and scanned eight at a
@@ -1152,13 +1132,6 @@ mod tests {
             merge_entries((&ak, &av), (&bk, &bv), (&mut ok, &mut ov));
             let got: Vec<(u32, u32)> = ok.into_iter().zip(ov).collect();
             assert_eq!(got, want, "case {case}");
-        }
-        for n in 0..40usize {
-            let keys: Vec<u32> = (0..n as u32).map(|i| i / 3).collect();
-            for key in 0..16 {
-                let want = keys.iter().filter(|&&k| k <= key).count();
-                assert_eq!(gallop_past(&keys, key), want, "n {n} key {key}");
-            }
         }
     }
 

@@ -5,6 +5,7 @@
 use std::mem;
 use std::ops::Range;
 
+use crate::gallop::gallop;
 use crate::pairs::pair_key;
 use crate::prefetch::prefetch;
 use crate::prune::{signed, BoxList, EncodedBox};
@@ -674,46 +675,9 @@ fn set_fingers(ends: &mut [End], by_min: &BoxList, by_max: &BoxList) {
     }
 }
 
-/// The first index at or after `from` whose key fails `pred` (a predicate true on a prefix of
-/// the sorted `keys`, false on the sentinel that ends them).
-#[inline]
-fn gallop<K: Copy>(keys: &[K], from: usize, pred: impl Fn(K) -> bool) -> usize {
-    let n = keys.len();
-    let (mut lo, mut step) = (from, 1usize);
-    // Doubling steps until one lands past the answer, then a binary search behind it.
-    let hi = loop {
-        let probe = lo + step - 1;
-        if probe >= n || !pred(keys[probe]) {
-            break probe.min(n);
-        }
-        lo = probe + 1;
-        step *= 2;
-    };
-    lo + keys[lo..hi].partition_point(|&k| pred(k))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use proptest::prelude::*;
-
-    proptest! {
-        #[test]
-        fn gallop_matches_partition_point(
-            mut keys in prop::collection::vec(0u32..50, 0..200),
-            from_frac in 0.0f64..1.0,
-            c in 0u32..52,
-        ) {
-            keys.sort_unstable();
-            keys.push(u32::MAX);
-            let lt = keys.partition_point(|&k| k < c);
-            let from = ((lt as f64) * from_frac) as usize;
-            prop_assert_eq!(gallop(&keys, from, |k| k < c), lt);
-            let le = keys.partition_point(|&k| k <= c);
-            let from = ((le as f64) * from_frac) as usize;
-            prop_assert_eq!(gallop(&keys, from, |k| k <= c), le);
-        }
-    }
 
     #[test]
     fn order_puts_minima_first_at_equal_coordinates() {
