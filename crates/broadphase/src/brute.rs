@@ -2,119 +2,118 @@
 
 use std::ops::ControlFlow;
 
-use crate::query::{forward_queries, SpatialIndex};
-use crate::store::{forward_to_store, Store};
-use crate::{Aabb, Algorithm, BroadPhase, Config, Error, Pair, PairEvents, Stats};
+use crate::engine::{pair_key, Driver, Engine, PairChanges, PairList, Store};
+use crate::{Aabb, Algorithm, Config, Error};
 
 /// The O(n²) broad phase: at each update it tests every pair of live proxies and diffs the
 /// result with the previous update's.
 ///
 /// It is the reference every other algorithm is checked against, so it is written to be
 /// obviously right rather than fast. It shares only the proxy bookkeeping (ids, validation) with
-/// the others, not their pair set or any sorting. Use it for a few hundred proxies, or in tests.
-#[derive(Clone, Debug)]
-pub struct BruteForce {
-    store: Store,
-    /// All pairs as of the last update, sorted.
-    pairs: Vec<Pair>,
-    parallel: bool,
-}
+/// the others, not their pair lists or any sorting. Use it for a few hundred proxies, or in
+/// tests.
+///
+/// ```
+/// use broadphase::{Aabb, BroadPhase, BruteForce, Config, Pair, ProxyDesc};
+/// let mut bp = BruteForce::new(Config::default());
+/// let a = bp.insert(Aabb::new([0.0; 3], [1.0; 3]), ProxyDesc::dynamic())?;
+/// let b = bp.insert(Aabb::new([1.0; 3], [2.0; 3]), ProxyDesc::dynamic())?; // touching
+/// assert_eq!(bp.update()?.created(), &[Pair::new(a, b)]);
+/// # Ok::<(), broadphase::Error>(())
+/// ```
+pub type BruteForce = Driver<BruteForceEngine>;
 
 impl BruteForce {
     /// An empty broad phase.
     #[must_use]
     pub fn new(config: Config) -> Self {
-        Self {
-            store: Store::new(&config),
-            pairs: Vec::new(),
-            parallel: config.use_threads(),
-        }
-    }
-
-    /// Every overlapping, allowed pair of live proxies, sorted.
-    fn all_pairs(&self) -> Vec<Pair> {
-        let s = &self.store;
-        let live: Vec<usize> = (0..s.slot_count()).filter(|&i| s.is_alive(i)).collect();
-        let row = |k: usize| -> Vec<Pair> {
-            let i = live[k];
-            live[k + 1..]
-                .iter()
-                .filter(|&&j| s.aabb_at(i).overlaps(s.aabb_at(j)) && s.allows(i, j))
-                .map(|&j| Pair::new(s.id_at(i), s.id_at(j)))
-                .collect()
-        };
-        let mut pairs: Vec<Pair> = if self.parallel {
-            rows_parallel(live.len(), &row)
-        } else {
-            (0..live.len()).flat_map(row).collect()
-        };
-        pairs.sort_unstable();
-        pairs
+        Driver::with_engine(&config, BruteForceEngine::new(&config))
     }
 }
 
+/// [`BruteForce`]'s engine: the keys of every pair as of the last update, sorted.
+#[derive(Clone, Debug, Default)]
+pub struct BruteForceEngine {
+    keys: Vec<u64>,
+    parallel: bool,
+}
+
+impl BruteForceEngine {
+    /// An engine holding nothing.
+    #[must_use]
+    pub fn new(config: &Config) -> Self {
+        Self {
+            keys: Vec::new(),
+            parallel: config.use_threads(),
+        }
+    }
+}
+
+/// The key of every overlapping, allowed pair of live proxies, sorted.
+fn all_pairs(store: &Store, parallel: bool) -> Vec<u64> {
+    let live: Vec<u32> = (0..store.slot_count() as u32)
+        .filter(|&s| store.is_alive(s as usize))
+        .collect();
+    let row = |k: usize| -> Vec<u64> {
+        let a = live[k];
+        let (i, boxed) = (a as usize, store.aabb_at(a as usize));
+        live[k + 1..]
+            .iter()
+            .filter(|&&b| boxed.overlaps(store.aabb_at(b as usize)) && store.allows(i, b as usize))
+            .map(|&b| pair_key(a, b))
+            .collect()
+    };
+    let mut keys: Vec<u64> = if parallel {
+        rows_parallel(live.len(), &row)
+    } else {
+        (0..live.len()).flat_map(row).collect()
+    };
+    keys.sort_unstable();
+    keys
+}
+
 #[cfg(feature = "parallel")]
-fn rows_parallel(n: usize, row: &(dyn Fn(usize) -> Vec<Pair> + Sync)) -> Vec<Pair> {
+fn rows_parallel(n: usize, row: &(dyn Fn(usize) -> Vec<u64> + Sync)) -> Vec<u64> {
     use rayon::prelude::*;
     (0..n).into_par_iter().flat_map_iter(row).collect()
 }
 
 #[cfg(not(feature = "parallel"))]
-fn rows_parallel(n: usize, row: &(dyn Fn(usize) -> Vec<Pair> + Sync)) -> Vec<Pair> {
+fn rows_parallel(n: usize, row: &(dyn Fn(usize) -> Vec<u64> + Sync)) -> Vec<u64> {
     (0..n).flat_map(row).collect()
 }
 
-/// The elements of sorted `a` missing from sorted `b`.
-fn sorted_difference(a: &[Pair], b: &[Pair]) -> Vec<Pair> {
-    a.iter()
-        .filter(|p| b.binary_search(p).is_err())
-        .copied()
-        .collect()
+/// The elements of sorted `a` missing from sorted `b`, appended to `out`.
+fn sorted_difference(a: &[u64], b: &[u64], out: &mut Vec<u64>) {
+    out.extend(a.iter().filter(|k| b.binary_search(k).is_err()));
 }
 
-impl SpatialIndex for BruteForce {
-    /// Every slot: the query driver tests each exactly.
-    fn candidates(
-        &self,
-        _bounds: &Aabb,
-        visit: &mut dyn FnMut(u32) -> ControlFlow<()>,
-    ) -> ControlFlow<()> {
-        for slot in 0..self.store.slot_count() {
-            visit(slot as u32)?;
-        }
-        ControlFlow::Continue(())
-    }
-}
-
-impl BroadPhase for BruteForce {
-    forward_to_store!();
-    forward_queries!();
-
+impl Engine for BruteForceEngine {
     fn algorithm(&self) -> Algorithm {
         Algorithm::BruteForce
     }
 
-    fn update(&mut self) -> Result<&PairEvents, Error> {
-        self.store.begin_update();
-        let next = self.all_pairs();
-        self.store.events.created = sorted_difference(&next, &self.pairs);
-        self.store.events.deleted = sorted_difference(&self.pairs, &next);
-        self.store.tests = {
-            let n = self.store.len() as u64;
-            n * n.saturating_sub(1) / 2
-        };
-        self.pairs = next;
-        self.store.finish_update();
-        Ok(&self.store.events)
+    fn update(&mut self, store: &Store, changes: &mut PairChanges) -> Result<(), Error> {
+        let next = all_pairs(store, self.parallel);
+        sorted_difference(&next, &self.keys, &mut changes.created);
+        sorted_difference(&self.keys, &next, &mut changes.deleted);
+        let n = store.len() as u64;
+        changes.tests = n * n.saturating_sub(1) / 2;
+        self.keys = next;
+        Ok(())
     }
 
-    fn pairs(&self) -> &[Pair] {
-        &self.pairs
+    fn pair_lists(&self) -> Vec<PairList<'_>> {
+        vec![PairList::new(&self.keys)]
     }
 
-    fn stats(&self) -> Stats {
-        let mut stats = self.store.stats();
-        stats.pairs = self.pairs.len();
-        stats
+    /// Every slot: the query driver tests each exactly.
+    fn candidates(
+        &self,
+        store: &Store,
+        _bounds: &Aabb,
+        visit: &mut dyn FnMut(u32) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
+        (0..store.slot_count() as u32).try_for_each(visit)
     }
 }

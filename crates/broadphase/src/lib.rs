@@ -48,6 +48,8 @@ mod broad_phase;
 mod brute;
 mod cells;
 mod desc;
+mod driver;
+pub mod engine;
 pub mod encode;
 mod error;
 mod events;

@@ -80,7 +80,8 @@ fn key(a: u32, b: u32) -> u64 {
 /// The key of the pair of slots `a` and `b`, in either order: the smaller slot in the high
 /// half, so keys sort like the pairs' ids.
 #[inline]
-pub(crate) fn pair_key(a: u32, b: u32) -> u64 {
+#[must_use]
+pub fn pair_key(a: u32, b: u32) -> u64 {
     if a < b {
         key(a, b)
     } else {
@@ -88,16 +89,37 @@ pub(crate) fn pair_key(a: u32, b: u32) -> u64 {
     }
 }
 
-/// One part's sorted list of pairs (a cell's, a bucket's, a tree's), for
-/// `Store::listed_pairs`: its keys, and how to read a key's two slots.
-pub(crate) struct PairList<'a> {
+/// One list of an engine's persistent pairs (a cell's, a bucket's, a tree's), as
+/// [`Engine::pair_lists`](crate::engine::Engine::pair_lists) gives them: its keys, and how to
+/// read a key's two slots (keys need not be [`pair_key`]s: a grid keeps its own order).
+#[derive(Clone, Copy, Debug)]
+pub struct PairList<'a> {
+    /// The keys, one per pair.
     pub keys: &'a [u64],
+    /// The two slots of a key.
     pub slots: fn(u64) -> (u32, u32),
 }
 
+impl<'a> PairList<'a> {
+    /// A list of [`pair_key`]s.
+    #[must_use]
+    pub fn new(keys: &'a [u64]) -> Self {
+        Self {
+            keys,
+            slots: key_slots,
+        }
+    }
+}
+
 /// The two slots of a pair key, smaller first.
+///
+/// ```
+/// use broadphase::engine::{key_slots, pair_key};
+/// assert_eq!(key_slots(pair_key(7, 3)), (3, 7));
+/// ```
 #[inline]
-pub(crate) fn key_slots(k: u64) -> (u32, u32) {
+#[must_use]
+pub fn key_slots(k: u64) -> (u32, u32) {
     ((k >> 32) as u32, k as u32)
 }
 

@@ -184,9 +184,14 @@ const LIST_PIECE: usize = 4;
 /// Moves per batch from which [`Store::set_aabbs`] spreads them over threads.
 const PARALLEL_MOVES: usize = 1 << 15;
 
-/// The proxies and the state shared by all algorithms.
+/// The proxies, as the [`Driver`](crate::engine::Driver) keeps them for its engine: boxes,
+/// descriptions and ids by slot, what changed since the last update, the filter rules and the
+/// bounds of the world. An [`Engine`](crate::engine::Engine) reads it; only the driver writes.
+///
+/// A slot is a proxy's index ([`ProxyId::index`](crate::ProxyId::index)); slots are reused
+/// after the update that follows a removal, so within one update a slot names one proxy.
 #[derive(Clone, Debug)]
-pub(crate) struct Store {
+pub struct Store {
     aabbs: Vec<Aabb>,
     descs: Vec<ProxyDesc>,
     generations: Vec<u32>,
@@ -586,14 +591,16 @@ impl Store {
     /// How many origin shifts succeeded so far: an algorithm that remembers the count at its
     /// last update knows whether every box moved by a shift since.
     #[inline]
-    pub(crate) fn shift_count(&self) -> u64 {
+    #[must_use]
+    pub fn shift_count(&self) -> u64 {
         self.shifts
     }
 
     /// The layers (one bit each) whose collision rules changed before the update in progress:
     /// the proxies on them are dirty because the filter changed, whether or not they moved.
     #[inline]
-    pub(crate) fn rules_changed(&self) -> u64 {
+    #[must_use]
+    pub fn rules_changed(&self) -> u64 {
         self.rules_changed
     }
 
@@ -612,8 +619,10 @@ impl Store {
         Ok(())
     }
 
+    /// Whether proxies on layers `a` and `b` may pair.
     #[inline]
-    pub(crate) fn layers_collide(&self, a: Layer, b: Layer) -> bool {
+    #[must_use]
+    pub fn layers_collide(&self, a: Layer, b: Layer) -> bool {
         self.matrix.collide(a, b)
     }
 
@@ -632,17 +641,6 @@ impl Store {
             }
             self.rule_changes = 0;
         }
-    }
-
-    /// Ends an update in which the algorithm `add`ed every pair it found: diffs the pairs
-    /// into events, then forgets what changed.
-    pub(crate) fn finish_update(&mut self) {
-        if !self.dirty.is_empty() {
-            let flags = &self.flags;
-            self.pairs
-                .finish(|s| flags[s as usize] & DIRTY != 0, &mut self.events);
-        }
-        self.end_update();
     }
 
     /// Ends an update in which the algorithm diffed the pairs itself: `created` and `deleted`
@@ -758,11 +756,24 @@ impl Store {
 
     /// A box holding every live box (not always the tightest), or `None` when there is none.
     #[inline]
-    pub(crate) fn bounds(&self) -> Option<Aabb> {
+    #[must_use]
+    pub fn bounds(&self) -> Option<Aabb> {
         if self.len == 0 {
             None
         } else {
             self.bounds
+        }
+    }
+
+    /// Makes every proxy new to the structure, for a fresh engine: no slot is held
+    /// ([`was_in`](Self::was_in)) and every live one is dirty, so that the next update builds
+    /// the engine from the store and queries until then test every proxy directly.
+    pub(crate) fn forget_structure(&mut self) {
+        for slot in 0..self.flags.len() {
+            self.flags[slot] &= !WAS_IN;
+            if self.flags[slot] & ALIVE != 0 {
+                self.mark_dirty(slot);
+            }
         }
     }
 
@@ -791,28 +802,33 @@ impl Store {
         self.free.append(&mut self.pending_free);
     }
 
-    /// The slots changed since the last update.
+    /// The slots inserted, moved, re-described or removed since the last update (and, during
+    /// an update, those on a layer whose rules changed), each once, in first-change order.
     #[inline]
-    pub(crate) fn dirty(&self) -> &[u32] {
+    #[must_use]
+    pub fn dirty(&self) -> &[u32] {
         &self.dirty
     }
 
     /// Whether the slot is a live proxy now.
     #[inline]
-    pub(crate) fn is_alive(&self, slot: usize) -> bool {
+    #[must_use]
+    pub fn is_alive(&self, slot: usize) -> bool {
         self.flags[slot] & ALIVE != 0
     }
 
-    /// Whether the slot changed since the last update.
+    /// Whether the slot changed since the last update (is in [`dirty`](Self::dirty)).
     #[inline]
-    pub(crate) fn is_dirty(&self, slot: usize) -> bool {
+    #[must_use]
+    pub fn is_dirty(&self, slot: usize) -> bool {
         self.flags[slot] & DIRTY != 0
     }
 
     /// Whether the live proxy in `slot` is fixed (its description's motion, read from the
     /// flags).
     #[inline]
-    pub(crate) fn is_fixed(&self, slot: usize) -> bool {
+    #[must_use]
+    pub fn is_fixed(&self, slot: usize) -> bool {
         debug_assert_eq!(
             self.flags[slot] & FIXED != 0,
             self.descs[slot].is_fixed(),
@@ -821,9 +837,11 @@ impl Store {
         self.flags[slot] & FIXED != 0
     }
 
-    /// Whether the algorithm's structures hold the slot (it was live at the last update).
+    /// Whether the engine's structure holds the slot: it was live at the last update (and the
+    /// engine was not replaced since).
     #[inline]
-    pub(crate) fn was_in(&self, slot: usize) -> bool {
+    #[must_use]
+    pub fn was_in(&self, slot: usize) -> bool {
         self.flags[slot] & WAS_IN != 0
     }
 
@@ -833,19 +851,25 @@ impl Store {
         ProxyId::from_raw_parts(slot as u32, self.generations[slot])
     }
 
+    /// The box of the proxy in `slot` as last set (a dead slot's last box).
     #[inline]
-    pub(crate) fn aabb_at(&self, slot: usize) -> &Aabb {
+    #[must_use]
+    pub fn aabb_at(&self, slot: usize) -> &Aabb {
         &self.aabbs[slot]
     }
 
+    /// The description of the proxy in `slot`.
     #[inline]
-    pub(crate) fn desc_at(&self, slot: usize) -> &ProxyDesc {
+    #[must_use]
+    pub fn desc_at(&self, slot: usize) -> &ProxyDesc {
         &self.descs[slot]
     }
 
-    /// Whether the filter lets the proxies in slots `a` and `b` pair.
+    /// Whether the filter (mobility, groups, layers) lets the proxies in slots `a` and `b`
+    /// pair.
     #[inline]
-    pub(crate) fn allows(&self, a: usize, b: usize) -> bool {
+    #[must_use]
+    pub fn allows(&self, a: usize, b: usize) -> bool {
         self.matrix.allows(&self.descs[a], &self.descs[b])
     }
 
@@ -853,7 +877,8 @@ impl Store {
     /// has a group and every layer collides, the filter has nothing else to say and the
     /// descriptions are not read at all.
     #[inline]
-    pub(crate) fn allows_unless_both_fixed(&self, a: u32, b: u32) -> bool {
+    #[must_use]
+    pub fn allows_unless_both_fixed(&self, a: u32, b: u32) -> bool {
         debug_assert!(!(self.descs[a as usize].is_fixed() && self.descs[b as usize].is_fixed()));
         (self.grouped == 0 && self.all_layers_collide) || self.allows(a as usize, b as usize)
     }
@@ -866,12 +891,15 @@ impl Store {
 
     /// The number of slots ever used (live or not): the bound of slot indices.
     #[inline]
-    pub(crate) fn slot_count(&self) -> usize {
+    #[must_use]
+    pub fn slot_count(&self) -> usize {
         self.aabbs.len()
     }
 
+    /// The number of live proxies.
     #[inline]
-    pub(crate) fn len(&self) -> usize {
+    #[must_use]
+    pub fn len(&self) -> usize {
         self.len
     }
 
