@@ -91,7 +91,7 @@ use std::ops::ControlFlow;
 use crate::query::segment_bounds;
 use crate::{Aabb, Algorithm, Error, LayerMask, ProxyId, Ray, Stats};
 
-// pub use crate::abp::AbpEngine;
+pub use crate::abp::AbpEngine;
 pub use crate::brute::BruteForceEngine;
 pub use crate::driver::Driver;
 // pub use crate::grid::GridEngine;

@@ -26,10 +26,10 @@ use std::ops::ControlFlow;
 
 use crate::cells::grid::{pad_stretch, CellRange, Grid};
 use crate::cells::{self, split_slots, Arrival, Cell, Cells, Rules, Stay};
+use crate::engine::{Driver, Engine, PairChanges, PairList, Store};
 use crate::prune::EncodedBox;
-use crate::query::{forward_queries, segment_bounds, Ray, SpatialIndex};
-use crate::store::{forward_to_store, Store};
-use crate::{Aabb, Algorithm, BroadPhase, Config, Error, Pair, PairEvents, Stats};
+use crate::query::{segment_bounds, Ray};
+use crate::{Aabb, Algorithm, Config, Error, Stats};
 pub use settings::AbpSettings;
 
 /// Automatic box pruning: sorted sweeps in automatic columns, with fixed boxes kept sorted
@@ -45,9 +45,37 @@ pub use settings::AbpSettings;
 /// assert_eq!(bp.update()?.deleted(), &[Pair::new(ground, ball)]);
 /// # Ok::<(), broadphase::Error>(())
 /// ```
+pub type Abp = Driver<AbpEngine>;
+
+impl Abp {
+    /// An empty broad phase with the default [`AbpSettings`].
+    #[must_use]
+    pub fn new(config: Config) -> Self {
+        Driver::with_engine(&config, AbpEngine::new(&config, AbpSettings::default()))
+    }
+
+    /// An empty broad phase with chosen column settings.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] when the settings are invalid ([`AbpSettings::validate`]).
+    pub fn with_settings(config: Config, settings: AbpSettings) -> Result<Self, Error> {
+        settings.validate()?;
+        Ok(Driver::with_engine(
+            &config,
+            AbpEngine::new(&config, settings),
+        ))
+    }
+
+    /// The number of columns the boxes are sorted in.
+    #[must_use]
+    pub fn columns(&self) -> usize {
+        self.engine.grid.len()
+    }
+}
+
+/// [`Abp`]'s engine: the columns, and where each slot's entries lie in them.
 #[derive(Clone, Debug)]
-pub struct Abp {
-    store: Store,
+pub struct AbpEngine {
     settings: AbpSettings,
     parallel: bool,
     grid: Grid,
@@ -84,27 +112,13 @@ struct DealChunk<'a> {
     old_outside: usize,
 }
 
-impl Abp {
-    /// An empty broad phase with the default [`AbpSettings`].
+impl AbpEngine {
+    /// An engine holding nothing, with valid settings ([`AbpSettings::validate`]).
     #[must_use]
-    pub fn new(config: Config) -> Self {
-        Self::with_checked_settings(config, AbpSettings::default())
-    }
-
-    /// An empty broad phase with chosen column settings.
-    ///
-    /// # Errors
-    /// [`Error::InvalidParameter`] when the settings are invalid ([`AbpSettings::validate`]).
-    pub fn with_settings(config: Config, settings: AbpSettings) -> Result<Self, Error> {
-        settings.validate()?;
-        Ok(Self::with_checked_settings(config, settings))
-    }
-
-    fn with_checked_settings(config: Config, settings: AbpSettings) -> Self {
+    pub fn new(config: &Config, settings: AbpSettings) -> Self {
         let mut cells = Cells::default();
         cells.replace(0..0, vec![Cell::new(cells::tag(0, 0, 0), true, [0, 1, 2])]);
         Self {
-            store: Store::new(&config),
             settings,
             parallel: config.use_threads(),
             grid: Grid::single(0),
@@ -120,15 +134,9 @@ impl Abp {
         }
     }
 
-    /// The number of columns the boxes are sorted in.
-    #[must_use]
-    pub fn columns(&self) -> usize {
-        self.grid.len()
-    }
-
     /// Whether the population changed enough since the grid was chosen to choose again.
-    fn needs_new_layout(&self) -> bool {
-        let n = self.store.len();
+    fn needs_new_layout(&self, store: &Store) -> bool {
+        let n = store.len();
         match self.layout_for {
             None => true,
             Some(built) => {
@@ -142,8 +150,7 @@ impl Abp {
 
     /// Chooses a new grid from the live boxes and replaces every column: everything will be
     /// dealt in again as moved.
-    fn new_layout(&mut self) {
-        let s = &self.store;
+    fn new_layout(&mut self, s: &Store) {
         let live = (0..s.slot_count()).filter(|&i| s.is_alive(i));
         self.grid = Grid::choose(
             &self.settings.grid_params(),
@@ -168,16 +175,16 @@ impl Abp {
     }
 
     /// Marks the columns the changed boxes leave (all of them when most boxes changed).
-    fn remove_leavers(&mut self) {
+    fn remove_leavers(&mut self, store: &Store) {
         // When most proxies changed, nearly every column has leavers: compacting them all
         // beats finding which.
-        if 2 * self.store.dirty().len() >= self.store.len() {
+        if 2 * store.dirty().len() >= store.len() {
             self.cells.mark_all_leavers();
             return;
         }
-        for k in 0..self.store.dirty().len() {
-            let slot = self.store.dirty()[k] as usize;
-            if self.store.was_in(slot) {
+        for &slot in store.dirty() {
+            let slot = slot as usize;
+            if store.was_in(slot) {
                 for (u, v) in self.ranges[slot].cells() {
                     self.cells.mark_leaver(self.grid.index(u, v));
                 }
@@ -187,8 +194,8 @@ impl Abp {
 
     /// Deals the boxes to (re)insert into the columns they cover, in slot order (reading the
     /// store sequentially), then records where each went.
-    fn deal_movers(&mut self, everything: bool) {
-        let slots = self.store.slot_count();
+    fn deal_movers(&mut self, store: &Store, everything: bool) {
+        let slots = store.slot_count();
         if self.ranges.len() < slots {
             self.ranges.resize(slots, CellRange::default());
             self.outside.resize(slots, false);
@@ -196,16 +203,14 @@ impl Abp {
         }
         self.to_deal.clear();
         if everything {
-            let s = &self.store;
             self.to_deal
-                .extend((0..slots as u32).filter(|&i| s.is_alive(i as usize)));
+                .extend((0..slots as u32).filter(|&i| store.is_alive(i as usize)));
         } else {
-            self.to_deal.extend_from_slice(self.store.dirty());
-            let s = &self.store;
+            self.to_deal.extend_from_slice(store.dirty());
             self.cells
-                .order_slots(&mut self.to_deal, slots, |i| s.is_dirty(i));
+                .order_slots(&mut self.to_deal, slots, |i| store.is_dirty(i));
         }
-        let (store, grid) = (&self.store, &self.grid);
+        let grid = &self.grid;
         let chunks = Cells::chunks_for(&self.to_deal, self.parallel);
         let mut states: Vec<DealChunk> = split_slots(&mut self.ranges, &self.to_deal, chunks)
             .into_iter()
@@ -266,8 +271,8 @@ impl Abp {
     }
 
     /// Finds the new pairs of every touched column, then merges its arrivals in.
-    fn prune_touched(&mut self) {
-        let (store, stays) = (&self.store, &self.stays);
+    fn prune_touched(&mut self, store: &Store) {
+        let stays = &self.stays;
         let rules = Rules {
             allows: &|x: u32, y: u32| store.allows_unless_both_fixed(x, y),
             // One region: never asked.
@@ -278,11 +283,12 @@ impl Abp {
         self.cells.prune(self.parallel, &rules);
     }
 
-    /// Turns the columns' candidate changes into the update's events.
-    fn finish(&mut self) {
-        self.store.tests = self.cells.tests();
+    /// Hands the columns' candidate changes over as the update's changes.
+    fn finish(&mut self, changes: &mut PairChanges) {
+        changes.tests = self.cells.tests();
         let (created, deleted) = self.cells.finish(self.parallel);
-        self.store.finish_update_listed(created, deleted);
+        changes.created.extend_from_slice(created);
+        changes.deleted.extend_from_slice(deleted);
         self.cells.clear_changes();
         // The dealt slots are unchanged again until they next change.
         for &s in &self.to_deal {
@@ -292,7 +298,7 @@ impl Abp {
     }
 }
 
-impl Abp {
+impl AbpEngine {
     /// Visits the boxes of column `(u, v)` that overlap `q`; `home` says, from a box's tag
     /// and slot, whether this column is where the query reports it.
     fn scan_column(
@@ -315,11 +321,35 @@ impl Abp {
     }
 }
 
-impl SpatialIndex for Abp {
+impl Engine for AbpEngine {
+    fn algorithm(&self) -> Algorithm {
+        Algorithm::Abp
+    }
+
+    fn update(&mut self, store: &Store, changes: &mut PairChanges) -> Result<(), Error> {
+        if !store.dirty().is_empty() {
+            let everything = self.needs_new_layout(store);
+            if everything {
+                self.new_layout(store);
+            } else {
+                self.remove_leavers(store);
+            }
+            self.deal_movers(store, everything);
+            self.prune_touched(store);
+        }
+        self.finish(changes);
+        Ok(())
+    }
+
+    fn pair_lists(&self) -> Vec<PairList<'_>> {
+        self.cells.pair_lists()
+    }
+
     /// The columns the box covers, binary-searched on the sweep axis; a box in several of
     /// them is visited in the first the query covers.
     fn candidates(
         &self,
+        _store: &Store,
         bounds: &Aabb,
         visit: &mut dyn FnMut(u32) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
@@ -337,6 +367,7 @@ impl SpatialIndex for Abp {
     /// The columns the ray crosses, each searched over the stretch of the ray inside it.
     fn ray_candidates(
         &self,
+        _store: &Store,
         ray: &Ray,
         max_t: f32,
         world: &Aabb,
@@ -371,38 +402,8 @@ impl SpatialIndex for Abp {
         }
         ControlFlow::Continue(())
     }
-}
 
-impl BroadPhase for Abp {
-    forward_to_store!();
-    forward_queries!();
-
-    fn algorithm(&self) -> Algorithm {
-        Algorithm::Abp
-    }
-
-    fn update(&mut self) -> Result<&PairEvents, Error> {
-        self.store.begin_update();
-        if !self.store.dirty().is_empty() {
-            let everything = self.needs_new_layout();
-            if everything {
-                self.new_layout();
-            } else {
-                self.remove_leavers();
-            }
-            self.deal_movers(everything);
-            self.prune_touched();
-        }
-        self.finish();
-        Ok(&self.store.events)
-    }
-
-    fn pairs(&self) -> &[Pair] {
-        self.store.listed_pairs(|| self.cells.pair_lists())
-    }
-
-    fn stats(&self) -> Stats {
-        let mut stats = self.store.stats();
+    fn stats(&self, _store: &Store, stats: &mut Stats) {
         stats.memory_bytes += self.cells.memory_bytes()
             + self.ranges.capacity() * std::mem::size_of::<CellRange>()
             + self.outside.capacity()
@@ -414,14 +415,13 @@ impl BroadPhase for Abp {
             ("outside", self.outside_count as u64),
             ("layouts", self.rebuilds),
         ];
-        stats
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{ProxyDesc, ProxyId};
+    use crate::{BroadPhase, ProxyDesc, ProxyId};
 
     /// The running counts of entries and of boxes outside the grid, which decide when the
     /// columns are laid out again, match a recount after updates of every kind: few or most
@@ -459,14 +459,17 @@ mod tests {
             assert!(abp.update().is_ok());
             let live = (0..abp.store.slot_count()).filter(|&s| abp.store.is_alive(s));
             let (entries, outside) = live.fold((0, 0), |(e, o), s| {
-                (e + abp.ranges[s].count(), o + usize::from(abp.outside[s]))
+                (
+                    e + abp.engine.ranges[s].count(),
+                    o + usize::from(abp.engine.outside[s]),
+                )
             });
             assert_eq!(
-                (abp.entries, abp.outside_count),
+                (abp.engine.entries, abp.engine.outside_count),
                 (entries, outside),
                 "frame {frame}"
             );
         }
-        assert!(abp.rebuilds >= 1);
+        assert!(abp.engine.rebuilds >= 1);
     }
 }
