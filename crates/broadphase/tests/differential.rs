@@ -1,11 +1,8 @@
 //! Every algorithm against the BruteForce oracle: the shared differential suite.
 
-use std::ops::ControlFlow;
+mod common;
 
-use broadphase::{
-    testing, Aabb, Algorithm, BroadPhase, CastHit, Config, Error, Layer, LayerMask, Obb, Pair,
-    PairEvents, ProxyDesc, ProxyId, Ray, RayHit, Stats,
-};
+use broadphase::{testing, Algorithm, BroadPhase, Config, Error, PairEvents};
 
 fn check(algorithm: Algorithm) {
     testing::check_algorithm(|| broadphase::new(algorithm, Config::default()));
@@ -456,115 +453,10 @@ fn quadtree_with_every_maintenance_matches_brute_force() {
 struct Defaults(Box<dyn BroadPhase>);
 
 impl BroadPhase for Defaults {
-    fn algorithm(&self) -> Algorithm {
-        self.0.algorithm()
-    }
-    fn insert(&mut self, aabb: Aabb, desc: ProxyDesc) -> Result<ProxyId, Error> {
-        self.0.insert(aabb, desc)
-    }
-    fn insert_batch(&mut self, items: &[(Aabb, ProxyDesc)]) -> Result<Vec<ProxyId>, Error> {
-        self.0.insert_batch(items)
-    }
-    fn set_aabb(&mut self, id: ProxyId, aabb: Aabb) -> Result<(), Error> {
-        self.0.set_aabb(id, aabb)
-    }
-    fn set_desc(&mut self, id: ProxyId, desc: ProxyDesc) -> Result<(), Error> {
-        self.0.set_desc(id, desc)
-    }
-    fn remove(&mut self, id: ProxyId) -> Result<(), Error> {
-        self.0.remove(id)
-    }
+    forward_all_but_update!(0);
+
     fn update(&mut self) -> Result<&PairEvents, Error> {
         self.0.update()
-    }
-    fn events(&self) -> &PairEvents {
-        self.0.events()
-    }
-    fn pairs(&self) -> &[Pair] {
-        self.0.pairs()
-    }
-    fn aabb(&self, id: ProxyId) -> Result<Aabb, Error> {
-        self.0.aabb(id)
-    }
-    fn desc(&self, id: ProxyId) -> Result<ProxyDesc, Error> {
-        self.0.desc(id)
-    }
-    fn contains(&self, id: ProxyId) -> bool {
-        self.0.contains(id)
-    }
-    fn len(&self) -> usize {
-        self.0.len()
-    }
-    fn stats(&self) -> Stats {
-        self.0.stats()
-    }
-    fn shift_origin(&mut self, shift: [f32; 3]) -> Result<(), Error> {
-        self.0.shift_origin(shift)
-    }
-    fn set_layers_collide(&mut self, a: Layer, b: Layer, collide: bool) -> Result<(), Error> {
-        self.0.set_layers_collide(a, b, collide)
-    }
-    fn layers_collide(&self, a: Layer, b: Layer) -> bool {
-        self.0.layers_collide(a, b)
-    }
-    fn query_aabb(
-        &self,
-        aabb: Aabb,
-        mask: LayerMask,
-        visit: &mut dyn FnMut(ProxyId) -> ControlFlow<()>,
-    ) -> Result<(), Error> {
-        self.0.query_aabb(aabb, mask, visit)
-    }
-    fn query_point(
-        &self,
-        p: [f32; 3],
-        mask: LayerMask,
-        visit: &mut dyn FnMut(ProxyId) -> ControlFlow<()>,
-    ) -> Result<(), Error> {
-        self.0.query_point(p, mask, visit)
-    }
-    fn query_sphere(
-        &self,
-        center: [f32; 3],
-        radius: f32,
-        mask: LayerMask,
-        visit: &mut dyn FnMut(ProxyId) -> ControlFlow<()>,
-    ) -> Result<(), Error> {
-        self.0.query_sphere(center, radius, mask, visit)
-    }
-    fn query_obb(
-        &self,
-        obb: &Obb,
-        mask: LayerMask,
-        visit: &mut dyn FnMut(ProxyId) -> ControlFlow<()>,
-    ) -> Result<(), Error> {
-        self.0.query_obb(obb, mask, visit)
-    }
-    fn ray_cast(
-        &self,
-        ray: &Ray,
-        max_t: f32,
-        mask: LayerMask,
-        visit: &mut dyn FnMut(RayHit) -> ControlFlow<()>,
-    ) -> Result<(), Error> {
-        self.0.ray_cast(ray, max_t, mask, visit)
-    }
-    fn box_cast(
-        &self,
-        aabb: Aabb,
-        motion: [f32; 3],
-        mask: LayerMask,
-        visit: &mut dyn FnMut(CastHit) -> ControlFlow<()>,
-    ) -> Result<(), Error> {
-        self.0.box_cast(aabb, motion, mask, visit)
-    }
-    fn nearest(
-        &self,
-        p: [f32; 3],
-        k: usize,
-        mask: LayerMask,
-    ) -> Result<Vec<(ProxyId, f32)>, Error> {
-        self.0.nearest(p, k, mask)
     }
 }
 
