@@ -95,7 +95,7 @@ pub use crate::abp::AbpEngine;
 pub use crate::brute::BruteForceEngine;
 pub use crate::driver::Driver;
 // pub use crate::grid::GridEngine;
-// pub use crate::mbp::MbpEngine;
+pub use crate::mbp::MbpEngine;
 pub use crate::pairs::{key_slots, pair_key, PairList};
 // pub use crate::quadtree::QuadTreeEngine;
 // pub use crate::sap::SapEngine;

@@ -45,11 +45,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crate::abp::AbpSettings;
 use crate::cells::grid::{centre_spread, pad_stretch, CellRange, Grid};
 use crate::cells::{self, split_slots, Arrival, Cell, Cells, Home, Rules, Stay};
+use crate::engine::{Driver, Engine, PairChanges, PairList};
 use crate::prefetch::prefetch;
 use crate::prune::EncodedBox;
-use crate::query::{forward_queries, segment_bounds, Ray, SpatialIndex};
-use crate::store::{forward_to_store, Store};
-use crate::{Aabb, Algorithm, BroadPhase, Config, Error, Pair, PairEvents, ProxyId, Stats};
+use crate::query::{segment_bounds, Ray};
+use crate::store::Store;
+use crate::{Aabb, Algorithm, Config, Error, ProxyId, Stats};
 use regions::{check_region, horizontal, RegionIndex, RegionSet};
 pub use regions::{regions_from_bounds, MbpSettings, RegionId, RegionInfo, MAX_REGIONS};
 
@@ -61,10 +62,10 @@ const OUT_AXES: [usize; 3] = [0, 1, 2];
 const NO_EXTRA: u32 = u32::MAX;
 /// How many changed proxies ahead the leaving step asks for a membership.
 const LEAVE_AHEAD: usize = 8;
-/// `Mbp::forced` flags: the slot is placed again this update although it did not change;
+/// `MbpEngine::forced` flags: the slot is placed again this update although it did not change;
 /// and its regions are looked up anew (a region it was in went away), rather than kept.
 const FORCED: u8 = 1;
-/// `Mbp::home` of a proxy in no region or in several.
+/// `MbpEngine::home` of a proxy in no region or in several.
 const NO_HOME: u16 = u16::MAX;
 const REHOME: u8 = 2;
 
@@ -343,9 +344,12 @@ struct Fixup {
 /// assert_eq!(bp.out_of_bounds(), vec![far]);
 /// # Ok::<(), broadphase::Error>(())
 /// ```
+pub type Mbp = Driver<MbpEngine>;
+
+/// [`Mbp`]'s engine: the regions (added or derived), their cells, and where each proxy is
+/// held in them.
 #[derive(Clone, Debug)]
-pub struct Mbp {
-    store: Store,
+pub struct MbpEngine {
     parallel: bool,
     tuning: MbpTuning,
     /// No region was added: regions are derived from the boxes.
@@ -402,7 +406,7 @@ impl Mbp {
     /// An empty broad phase that derives its regions from the boxes it holds.
     #[must_use]
     pub fn new(config: Config) -> Self {
-        Self::build(config, MbpTuning::default())
+        Driver::with_engine(&config, MbpEngine::new(&config, MbpTuning::default()))
     }
 
     /// [`Mbp::new`] with chosen sizes for derived regions and cells.
@@ -411,7 +415,10 @@ impl Mbp {
     /// As [`MbpTuning::validate`].
     pub fn with_tuning(config: Config, tuning: MbpTuning) -> Result<Self, Error> {
         tuning.validate()?;
-        Ok(Self::build(config, tuning))
+        Ok(Driver::with_engine(
+            &config,
+            MbpEngine::new(&config, tuning),
+        ))
     }
 
     /// An empty broad phase with the regions of `settings` (PhysX's grid over world bounds,
@@ -420,20 +427,81 @@ impl Mbp {
     /// # Errors
     /// As [`MbpSettings::regions`].
     pub fn with_settings(config: Config, settings: &MbpSettings) -> Result<Self, Error> {
-        let regions = settings.regions()?;
-        let mut mbp = Self::build(config, MbpTuning::default());
-        mbp.up = settings.up;
-        for r in regions {
-            mbp.add_region(r, false)?;
-        }
-        Ok(mbp)
+        let engine = MbpEngine::with_settings(&config, settings)?;
+        Ok(Driver::with_engine(&config, engine))
     }
 
-    fn build(config: Config, tuning: MbpTuning) -> Self {
+    /// Adds a region; it takes effect at the next update. With `populate`, the proxies
+    /// already held whose box touches it join it then; without, only proxies placed later
+    /// do (inserted or changed, or re-homed when a region they were in is removed), as in
+    /// PhysX. The first region added ends the derived regions: from then on, proxies outside
+    /// every added region are out of bounds.
+    ///
+    /// A region may reach to infinity (`f32::INFINITY`) on any side.
+    ///
+    /// # Errors
+    /// [`Error::NonFiniteAabb`] for a NaN coordinate, [`Error::InvertedAabb`];
+    /// [`Error::TooManyRegions`] past [`MAX_REGIONS`] (a removed region frees its index at
+    /// the next update).
+    pub fn add_region(&mut self, bounds: Aabb, populate: bool) -> Result<RegionId, Error> {
+        self.engine.add_region(bounds, populate)
+    }
+
+    /// Removes a region; at the next update its proxies are re-homed in the regions they
+    /// still touch (or go out of bounds), and pairs that no longer share a region are
+    /// reported deleted.
+    ///
+    /// # Errors
+    /// [`Error::UnknownRegion`] for an id that is not a live added region of this broad
+    /// phase (removed already, or never issued).
+    pub fn remove_region(&mut self, id: RegionId) -> Result<(), Error> {
+        self.engine.remove_region(id)
+    }
+
+    /// The ids of the added regions, by index.
+    #[must_use]
+    pub fn region_ids(&self) -> Vec<RegionId> {
+        self.engine.region_ids()
+    }
+
+    /// Every region (added ones, or the derived ones), by index, with its population as of
+    /// the last update: PhysX's `PxBroadPhaseRegionInfo`. Regions added since show no
+    /// proxies yet; regions removed since are left out.
+    #[must_use]
+    pub fn regions(&self) -> Vec<RegionInfo> {
+        self.engine.regions()
+    }
+
+    /// The proxies held out of bounds at the last update (their box touched no region), by
+    /// id. They take part in no pair until a region covers them again.
+    #[must_use]
+    pub fn out_of_bounds(&self) -> Vec<ProxyId> {
+        self.engine.out_of_bounds(&self.store)
+    }
+
+    /// Whether the regions are derived from the boxes (no region was added).
+    #[must_use]
+    pub fn derives_regions(&self) -> bool {
+        self.engine.derives_regions()
+    }
+
+    /// The region layout as an SVG picture, seen along the up axis (derived regions: along
+    /// the sweep axis): regions with their populations, their cells, and a sample of the
+    /// proxies (out-of-bounds ones in red).
+    #[must_use]
+    pub fn regions_svg(&self) -> String {
+        svg::render(&self.engine, &self.store)
+    }
+}
+
+impl MbpEngine {
+    /// An engine holding nothing, that derives its regions from the boxes (`tuning` already
+    /// validated: [`MbpTuning::validate`]).
+    #[must_use]
+    pub fn new(config: &Config, tuning: MbpTuning) -> Self {
         let mut cells = Cells::default();
         cells.replace(0..0, vec![Cell::new(cells::tag(0, 0, 0), false, OUT_AXES)]);
         Self {
-            store: Store::new(&config),
             parallel: config.use_threads(),
             tuning,
             auto: true,
@@ -465,19 +533,22 @@ impl Mbp {
         }
     }
 
-    /// Adds a region; it takes effect at the next update. With `populate`, the proxies
-    /// already held whose box touches it join it then; without, only proxies placed later
-    /// do (inserted or changed, or re-homed when a region they were in is removed), as in
-    /// PhysX. The first region added ends the derived regions: from then on, proxies outside
-    /// every added region are out of bounds.
-    ///
-    /// A region may reach to infinity (`f32::INFINITY`) on any side.
+    /// An engine holding nothing, with the regions of `settings` (as [`Mbp::with_settings`]).
     ///
     /// # Errors
-    /// [`Error::NonFiniteAabb`] for a NaN coordinate, [`Error::InvertedAabb`];
-    /// [`Error::TooManyRegions`] past [`MAX_REGIONS`] (a removed region frees its index at
-    /// the next update).
-    pub fn add_region(&mut self, bounds: Aabb, populate: bool) -> Result<RegionId, Error> {
+    /// As [`MbpSettings::regions`].
+    pub fn with_settings(config: &Config, settings: &MbpSettings) -> Result<Self, Error> {
+        let regions = settings.regions()?;
+        let mut mbp = Self::new(config, MbpTuning::default());
+        mbp.up = settings.up;
+        for r in regions {
+            mbp.add_region(r, false)?;
+        }
+        Ok(mbp)
+    }
+
+    /// [`Mbp::add_region`].
+    fn add_region(&mut self, bounds: Aabb, populate: bool) -> Result<RegionId, Error> {
         check_region(&bounds)?;
         let live = self
             .regions
@@ -512,14 +583,8 @@ impl Mbp {
         Ok(id)
     }
 
-    /// Removes a region; at the next update its proxies are re-homed in the regions they
-    /// still touch (or go out of bounds), and pairs that no longer share a region are
-    /// reported deleted.
-    ///
-    /// # Errors
-    /// [`Error::UnknownRegion`] for an id that is not a live added region of this broad
-    /// phase (removed already, or never issued).
-    pub fn remove_region(&mut self, id: RegionId) -> Result<(), Error> {
+    /// [`Mbp::remove_region`].
+    fn remove_region(&mut self, id: RegionId) -> Result<(), Error> {
         let i = id.index();
         let live = self
             .regions
@@ -542,9 +607,9 @@ impl Mbp {
         Ok(())
     }
 
-    /// The ids of the added regions, by index.
+    /// [`Mbp::region_ids`].
     #[must_use]
-    pub fn region_ids(&self) -> Vec<RegionId> {
+    fn region_ids(&self) -> Vec<RegionId> {
         self.regions
             .iter()
             .flatten()
@@ -553,11 +618,9 @@ impl Mbp {
             .collect()
     }
 
-    /// Every region (added ones, or the derived ones), by index, with its population as of
-    /// the last update: PhysX's `PxBroadPhaseRegionInfo`. Regions added since show no
-    /// proxies yet; regions removed since are left out.
+    /// [`Mbp::regions`].
     #[must_use]
-    pub fn regions(&self) -> Vec<RegionInfo> {
+    fn regions(&self) -> Vec<RegionInfo> {
         self.regions
             .iter()
             .flatten()
@@ -600,33 +663,24 @@ impl Mbp {
         b.cell_range().map(|c| self.cells.get(c).len()).sum()
     }
 
-    /// The proxies held out of bounds at the last update (their box touched no region), by
-    /// id. They take part in no pair until a region covers them again.
+    /// [`Mbp::out_of_bounds`].
     #[must_use]
-    pub fn out_of_bounds(&self) -> Vec<ProxyId> {
+    fn out_of_bounds(&self, store: &Store) -> Vec<ProxyId> {
         let cell = self.cells.get(OUT);
         let mut out: Vec<ProxyId> = cell
             .entries()
             .map(|(slot, _)| slot as usize)
-            .filter(|&s| self.store.is_alive(s))
-            .map(|s| self.store.id_at(s))
+            .filter(|&s| store.is_alive(s))
+            .map(|s| store.id_at(s))
             .collect();
         out.sort_unstable();
         out
     }
 
-    /// Whether the regions are derived from the boxes (no region was added).
+    /// [`Mbp::derives_regions`].
     #[must_use]
-    pub fn derives_regions(&self) -> bool {
+    fn derives_regions(&self) -> bool {
         self.auto
-    }
-
-    /// The region layout as an SVG picture, seen along the up axis (derived regions: along
-    /// the sweep axis): regions with their populations, their cells, and a sample of the
-    /// proxies (out-of-bounds ones in red).
-    #[must_use]
-    pub fn regions_svg(&self) -> String {
-        svg::render(self)
     }
 
     /// The plane regions are indexed (and drawn) in.
@@ -644,9 +698,9 @@ impl Mbp {
     /// thousand-box cells make dealing the arrivals slow (each cell's list is a stream being
     /// written); twice larger cells were 11% faster on uniform 1M, and made no difference
     /// at 100k.
-    fn params(&self) -> crate::cells::grid::GridParams {
+    fn params(&self, store: &Store) -> crate::cells::grid::GridParams {
         let mut params = self.tuning.cells.grid_params();
-        let scale = (self.store.len() as f64 / 250_000.0).sqrt().max(1.0);
+        let scale = (store.len() as f64 / 250_000.0).sqrt().max(1.0);
         params.boxes_per_cell = (params.boxes_per_cell as f64 * scale) as usize;
         params
     }
@@ -762,8 +816,8 @@ impl Mbp {
     }
 
     /// Sizes the per-slot arrays for every slot issued.
-    fn grow_slots(&mut self) {
-        let n = self.store.slot_count();
+    fn grow_slots(&mut self, store: &Store) {
+        let n = store.slot_count();
         if self.members.len() < n {
             self.members.resize(n, Membership::default());
             self.home.resize(n, NO_HOME);
@@ -776,8 +830,8 @@ impl Mbp {
     }
 
     /// Whether the population changed enough since the last full layout to lay out again.
-    fn needs_full_layout(&self) -> bool {
-        let n = self.store.len();
+    fn needs_full_layout(&self, store: &Store) -> bool {
+        let n = store.len();
         match self.layout_for {
             None => true,
             Some(built) => self.relayout || n > 2 * built + 256 || (4 * n < built && built > 4096),
@@ -786,16 +840,15 @@ impl Mbp {
 
     /// The derived regions for the live boxes: a grid over the plane of the cut axes, about
     /// `boxes_per_region` proxies each, the border regions reaching to infinity.
-    fn derived_regions(&self) -> Vec<Aabb> {
-        let s = &self.store;
-        let live = (0..s.slot_count()).filter(|&i| s.is_alive(i));
+    fn derived_regions(&self, store: &Store) -> Vec<Aabb> {
+        let live = (0..store.slot_count()).filter(|&i| store.is_alive(i));
         let [_, u, v] = Grid::single(self.sweep).axes;
         let whole = Aabb::new([f32::NEG_INFINITY; 3], [f32::INFINITY; 3]);
-        let k = ((s.len() as f64 / self.tuning.boxes_per_region as f64)
+        let k = ((store.len() as f64 / self.tuning.boxes_per_region as f64)
             .sqrt()
             .round() as usize)
             .clamp(1, 16);
-        let Some((lo, hi)) = centre_spread(s.len(), live.map(|i| s.aabb_at(i))) else {
+        let Some((lo, hi)) = centre_spread(store.len(), live.map(|i| store.aabb_at(i))) else {
             return vec![whole];
         };
         let borders = |axis: usize| -> Vec<f32> {
@@ -828,15 +881,20 @@ impl Mbp {
     /// then every proxy's regions are looked up. Added regions keep their proxies: only the
     /// changed ones, and those of removed regions, are looked up; the others join the
     /// populated new regions they touch.
-    fn full_layout(&mut self) {
+    fn full_layout(&mut self, store: &Store) {
         self.layouts += 1;
         self.relayout = false;
-        let n = self.store.len();
+        let n = store.len();
         {
-            let s = &self.store;
-            let live = (0..s.slot_count()).filter(|&i| s.is_alive(i));
-            self.sweep =
-                Grid::choose(&self.params(), n, live.map(|i| s.aabb_at(i)), None, None).axes[0];
+            let live = (0..store.slot_count()).filter(|&i| store.is_alive(i));
+            self.sweep = Grid::choose(
+                &self.params(store),
+                n,
+                live.map(|i| store.aabb_at(i)),
+                None,
+                None,
+            )
+            .axes[0];
         }
         if self.auto || self.switching {
             self.switching = false;
@@ -853,7 +911,7 @@ impl Mbp {
                 }
             }
             if self.auto {
-                for (r, bounds) in self.derived_regions().into_iter().enumerate() {
+                for (r, bounds) in self.derived_regions(store).into_iter().enumerate() {
                     self.regions[r] = Some(Region {
                         id: RegionId::new(r, self.generations[r]),
                         bounds,
@@ -873,7 +931,7 @@ impl Mbp {
             self.not_inside.0.iter_mut().for_each(|w| *w.get_mut() = 0);
             self.lookup_all = true;
         } else {
-            self.apply_region_changes();
+            self.apply_region_changes(store);
         }
         // Sample the boxes into the regions they touch, to cut each region into cells.
         let table: Vec<(usize, Aabb)> = self
@@ -885,18 +943,15 @@ impl Mbp {
         let lookup = RegionIndex::new(self.plane(), &table);
         let stride = n.div_ceil(4096 + 64 * table.len()).max(1);
         let mut samples: Vec<Vec<Aabb>> = vec![Vec::new(); MAX_REGIONS];
+        for i in (0..store.slot_count())
+            .filter(|&i| store.is_alive(i))
+            .step_by(stride)
         {
-            let s = &self.store;
-            for i in (0..s.slot_count())
-                .filter(|&i| s.is_alive(i))
-                .step_by(stride)
-            {
-                for r in lookup.lookup(s.aabb_at(i)).iter() {
-                    samples[r].push(*s.aabb_at(i));
-                }
+            for r in lookup.lookup(store.aabb_at(i)).iter() {
+                samples[r].push(*store.aabb_at(i));
             }
         }
-        let params = self.params();
+        let params = self.params(store);
         let mut all = vec![Cell::new(cells::tag(0, 0, 0), false, OUT_AXES)];
         for &(r, bounds) in &table {
             let est = samples[r].len() * stride;
@@ -916,17 +971,16 @@ impl Mbp {
         self.layout_for = Some(n);
         self.to_place.clear();
         // Every live proxy, and the removed ones (to forget them).
-        let s = &self.store;
         self.to_place.extend(
-            (0..s.slot_count() as u32)
-                .filter(|&i| s.is_alive(i as usize) || s.is_dirty(i as usize)),
+            (0..store.slot_count() as u32)
+                .filter(|&i| store.is_alive(i as usize) || store.is_dirty(i as usize)),
         );
     }
 
     /// Step 1 of the module docs (without the re-cuts): removed regions drop their cells and
     /// their proxies are looked up again; added regions get cells, and the proxies that join
     /// them when populated.
-    fn apply_region_changes(&mut self) {
+    fn apply_region_changes(&mut self, store: &Store) {
         if !self.region_edits {
             return;
         }
@@ -961,20 +1015,17 @@ impl Mbp {
                 continue;
             };
             let joiners = if populate {
-                self.joiners(&bounds)
+                self.joiners(store, &bounds)
             } else {
                 Vec::new()
             };
-            let grid = {
-                let s = &self.store;
-                Grid::choose(
-                    &self.params(),
-                    joiners.len(),
-                    joiners.iter().map(|&i| s.aabb_at(i as usize)),
-                    None,
-                    Some(&bounds),
-                )
-            };
+            let grid = Grid::choose(
+                &self.params(store),
+                joiners.len(),
+                joiners.iter().map(|&i| store.aabb_at(i as usize)),
+                None,
+                Some(&bounds),
+            );
             let first = self.cells.len();
             self.cells.replace(first..first, Built::cells(r, &grid));
             if let Some(region) = self.regions[r].as_mut() {
@@ -993,7 +1044,7 @@ impl Mbp {
     }
 
     /// Re-cuts the regions whose population drifted from what their cells were cut for.
-    fn recut_drifted(&mut self) {
+    fn recut_drifted(&mut self, store: &Store) {
         for r in 0..MAX_REGIONS {
             if self.recut.contains(r) {
                 continue;
@@ -1003,7 +1054,7 @@ impl Mbp {
             let e = self.entries(b);
             let drifted = e > 3 * b.grid_for + 256 || (b.grid.len() > 1 && 4 * e < b.grid_for);
             if drifted {
-                self.recut_region(r);
+                self.recut_region(store, r);
             }
         }
     }
@@ -1011,15 +1062,14 @@ impl Mbp {
     /// The proxies held that touch `bounds`, for a populated new region: those not fully
     /// inside a region (the bitmap), and those of the regions `bounds` overlaps. The others
     /// lie inside a region that `bounds` does not reach.
-    fn joiners(&self, bounds: &Aabb) -> Vec<u32> {
-        let s = &self.store;
+    fn joiners(&self, store: &Store, bounds: &Aabb) -> Vec<u32> {
         let mut out = Vec::new();
         for (w, word) in self.not_inside.0.iter().enumerate() {
             let mut bits = word.load(Ordering::Relaxed);
             while bits != 0 {
                 let slot = (w << 6) | bits.trailing_zeros() as usize;
                 bits &= bits - 1;
-                if s.is_alive(slot) && s.aabb_at(slot).overlaps(bounds) {
+                if store.is_alive(slot) && store.aabb_at(slot).overlaps(bounds) {
                     out.push(slot as u32);
                 }
             }
@@ -1030,11 +1080,9 @@ impl Mbp {
             };
             let Some(b) = region.built() else { continue };
             if region.bounds.overlaps(bounds) {
-                out.extend(
-                    self.members_of(b).into_iter().filter(|&i| {
-                        s.is_alive(i as usize) && s.aabb_at(i as usize).overlaps(bounds)
-                    }),
-                );
+                out.extend(self.members_of(b).into_iter().filter(|&i| {
+                    store.is_alive(i as usize) && store.aabb_at(i as usize).overlaps(bounds)
+                }));
             }
         }
         out.sort_unstable();
@@ -1044,20 +1092,17 @@ impl Mbp {
 
     /// Cuts region `r` into cells anew for its current population; its proxies are placed
     /// again (in the same regions).
-    fn recut_region(&mut self, r: usize) {
+    fn recut_region(&mut self, store: &Store, r: usize) {
         let Some(b) = self.built(r) else { return };
         let members = self.members_of(b);
         let region_bounds = self.regions[r].as_ref().map(|x| x.bounds);
-        let grid = {
-            let s = &self.store;
-            Grid::choose(
-                &self.params(),
-                members.len(),
-                members.iter().map(|&i| s.aabb_at(i as usize)),
-                None,
-                region_bounds.as_ref(),
-            )
-        };
+        let grid = Grid::choose(
+            &self.params(store),
+            members.len(),
+            members.iter().map(|&i| store.aabb_at(i as usize)),
+            None,
+            region_bounds.as_ref(),
+        );
         let Some(b) = self.regions[r].as_mut().and_then(Region::built_mut) else {
             return;
         };
@@ -1084,31 +1129,31 @@ impl Mbp {
     }
 
     /// Step 2 of the module docs: the changed proxies leave their cells and regions.
-    fn leave(&mut self) {
-        let changed = self.store.dirty().len() + self.forced_list.len();
+    fn leave(&mut self, store: &Store) {
+        let changed = store.dirty().len() + self.forced_list.len();
         // When most proxies changed, nearly every cell has leavers: compacting them all
         // beats finding which.
-        if 2 * changed >= self.store.len() {
+        if 2 * changed >= store.len() {
             self.cells.mark_all_leavers();
         } else {
-            let dirty = self.store.dirty().len();
+            let dirty = store.dirty().len();
             for k in 0..changed {
                 let slot = if k < dirty {
-                    self.store.dirty()[k] as usize
+                    store.dirty()[k] as usize
                 } else {
                     let s = self.forced_list[k - dirty] as usize;
-                    if self.store.is_dirty(s) {
+                    if store.is_dirty(s) {
                         continue;
                     }
                     s
                 };
                 // The memberships of changed proxies lie apart: ask a few ahead.
-                if let Some(&ahead) = self.store.dirty().get(k + LEAVE_AHEAD) {
+                if let Some(&ahead) = store.dirty().get(k + LEAVE_AHEAD) {
                     if let Some(m) = self.members.get(ahead as usize) {
                         prefetch(m);
                     }
                 }
-                if !self.store.was_in(slot) {
+                if !store.was_in(slot) {
                     continue;
                 }
                 let m = self.members[slot];
@@ -1130,8 +1175,7 @@ impl Mbp {
             }
         }
         self.to_place.clear();
-        self.to_place.extend_from_slice(self.store.dirty());
-        let store = &self.store;
+        self.to_place.extend_from_slice(store.dirty());
         self.to_place.extend(
             self.forced_list
                 .iter()
@@ -1148,10 +1192,10 @@ impl Mbp {
     /// and recording their memberships; the chunks of slots run in parallel, each writing
     /// the memberships of its own range of slots. Proxies in several regions have their
     /// lists stored afterwards, in slot-list order.
-    fn place(&mut self) {
-        self.grow_slots();
+    fn place(&mut self, store: &Store) {
+        self.grow_slots(store);
         let ctx = Placing {
-            store: &self.store,
+            store,
             regions: &self.regions,
             index: &self.index,
             extras: &self.extras,
@@ -1210,8 +1254,8 @@ impl Mbp {
     }
 
     /// Step 4 of the module docs.
-    fn prune(&mut self) {
-        let (store, stays) = (&self.store, &self.stays);
+    fn prune(&mut self, store: &Store) {
+        let stays = &self.stays;
         let view = MembershipView {
             members: &self.members,
             extras: &self.extras,
@@ -1225,7 +1269,9 @@ impl Mbp {
         self.cells.prune(self.parallel, &rules);
     }
 
-    fn finish(&mut self) {
+    /// Step 4's end: the regions' reach, and the pair changes into `changes`; then the marks
+    /// of this update are cleared (nothing reads them before the next).
+    fn finish(&mut self, changes: &mut PairChanges) {
         // Each region's reach: the union of its cells' bounds (measured by touched cells).
         for region in self.regions.iter_mut().flatten() {
             if let Some(b) = region.built_mut() {
@@ -1235,9 +1281,10 @@ impl Mbp {
                     .reduce(|x, y| x.union(&y));
             }
         }
-        self.store.tests = self.cells.tests();
+        changes.tests = self.cells.tests();
         let (created, deleted) = self.cells.finish(self.parallel);
-        self.store.finish_update_listed(created, deleted);
+        changes.created.extend_from_slice(created);
+        changes.deleted.extend_from_slice(deleted);
         self.cells.clear_changes();
         // The placed slots are unchanged again until they next change.
         for &s in &self.to_place {
@@ -1555,12 +1602,17 @@ impl MembershipView<'_> {
     }
 }
 
-impl SpatialIndex for Mbp {
+impl Engine for MbpEngine {
+    fn algorithm(&self) -> Algorithm {
+        Algorithm::Mbp
+    }
+
     /// The out-of-bounds cell, then the cells of every region whose reach the box touches,
     /// each searched on the sweep axis; a proxy in several is visited in the lowest of these
     /// regions, and there in the first cell both cover.
     fn candidates(
         &self,
+        _store: &Store,
         bounds: &Aabb,
         visit: &mut dyn FnMut(u32) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
@@ -1606,6 +1658,7 @@ impl SpatialIndex for Mbp {
     /// the ray inside the cell.
     fn ray_candidates(
         &self,
+        _store: &Store,
         ray: &Ray,
         max_t: f32,
         world: &Aabb,
@@ -1663,20 +1716,31 @@ impl SpatialIndex for Mbp {
         }
         ControlFlow::Continue(())
     }
-}
 
-impl BroadPhase for Mbp {
-    forward_to_store!(except shift_origin);
-    forward_queries!();
+    fn update(&mut self, store: &Store, changes: &mut PairChanges) -> Result<(), Error> {
+        if !store.dirty().is_empty() || self.region_edits || self.relayout {
+            self.grow_slots(store);
+            if self.needs_full_layout(store) {
+                self.full_layout(store);
+            } else {
+                self.apply_region_changes(store);
+                self.recut_drifted(store);
+                self.leave(store);
+            }
+            self.place(store);
+            self.prune(store);
+        }
+        self.finish(changes);
+        Ok(())
+    }
 
-    fn algorithm(&self) -> Algorithm {
-        Algorithm::Mbp
+    fn pair_lists(&self) -> Vec<PairList<'_>> {
+        self.cells.pair_lists()
     }
 
     /// Moves the regions with the boxes (as PhysX's `MBP::shiftOrigin` does); the next
     /// update lays everything out again.
-    fn shift_origin(&mut self, shift: [f32; 3]) -> Result<(), Error> {
-        self.store.shift_origin(shift)?;
+    fn shift_origin(&mut self, shift: [f32; 3]) {
         // A region reaching past the float range extends to infinity: still all of it.
         let offset = shift.map(|v| -v);
         for r in self.regions.iter_mut().flatten() {
@@ -1685,33 +1749,9 @@ impl BroadPhase for Mbp {
         // Every proxy changed: queries test them all directly until the next update, which
         // lays everything out again.
         self.relayout = true;
-        Ok(())
     }
 
-    fn update(&mut self) -> Result<&PairEvents, Error> {
-        self.store.begin_update();
-        if !self.store.dirty().is_empty() || self.region_edits || self.relayout {
-            self.grow_slots();
-            if self.needs_full_layout() {
-                self.full_layout();
-            } else {
-                self.apply_region_changes();
-                self.recut_drifted();
-                self.leave();
-            }
-            self.place();
-            self.prune();
-        }
-        self.finish();
-        Ok(&self.store.events)
-    }
-
-    fn pairs(&self) -> &[Pair] {
-        self.store.listed_pairs(|| self.cells.pair_lists())
-    }
-
-    fn stats(&self) -> Stats {
-        let mut stats = self.store.stats();
+    fn stats(&self, _store: &Store, stats: &mut Stats) {
         stats.memory_bytes += self.cells.memory_bytes()
             + self.members.capacity() * size_of::<Membership>()
             + self
@@ -1727,7 +1767,7 @@ impl BroadPhase for Mbp {
             .flatten()
             .filter(|r| r.built().is_some())
             .count();
-        stats.counters = vec![
+        stats.counters.extend([
             ("regions", regions as u64),
             ("cells", self.cells.len() as u64 - 1),
             (
@@ -1740,7 +1780,6 @@ impl BroadPhase for Mbp {
             ("sweep axis", self.sweep as u64),
             ("layouts", self.layouts),
             ("region recuts", self.recuts),
-        ];
-        stats
+        ]);
     }
 }

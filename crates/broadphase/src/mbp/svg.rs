@@ -2,7 +2,8 @@
 
 use std::fmt::Write;
 
-use super::{Mbp, State, OUT};
+use super::{MbpEngine, State, OUT};
+use crate::store::Store;
 use crate::Aabb;
 
 /// Picture width in pixels (the height follows the aspect ratio).
@@ -11,10 +12,9 @@ const MARGIN: f64 = 24.0;
 /// At most this many proxies are drawn as dots.
 const DOTS: usize = 4000;
 
-/// Draws `mbp`'s regions, their cells and a sample of its proxies.
-pub(super) fn render(mbp: &Mbp) -> String {
+/// Draws `mbp`'s regions, their cells and a sample of its proxies (held in `s`).
+pub(super) fn render(mbp: &MbpEngine, s: &Store) -> String {
     let [a, b] = mbp.plane();
-    let s = &mbp.store;
     // The view: every finite region border and every box held.
     let mut lo = [f64::INFINITY; 2];
     let mut hi = [f64::NEG_INFINITY; 2];
