@@ -94,7 +94,7 @@ use crate::{Aabb, Algorithm, Error, LayerMask, ProxyId, Ray, Stats};
 pub use crate::abp::AbpEngine;
 pub use crate::brute::BruteForceEngine;
 pub use crate::driver::Driver;
-// pub use crate::grid::GridEngine;
+pub use crate::grid::GridEngine;
 pub use crate::mbp::MbpEngine;
 pub use crate::pairs::{key_slots, pair_key, PairList};
 // pub use crate::quadtree::QuadTreeEngine;

@@ -42,11 +42,12 @@ mod settings;
 
 use std::ops::ControlFlow;
 
+use crate::engine::{Driver, Engine, PairChanges, PairList};
 use crate::pairs::{cancel_common, pair_key, KeySorter};
 use crate::par::{self, each_mut as run_each, SORT_BOTH_MIN};
-use crate::query::{forward_queries, segment_bounds, Ray, SpatialIndex};
-use crate::store::{forward_to_store, Store};
-use crate::{Aabb, Algorithm, BroadPhase, Config, Error, Pair, PairEvents, Stats};
+use crate::query::{segment_bounds, Ray};
+use crate::store::Store;
+use crate::{Aabb, Algorithm, Config, Error, Stats};
 use bucket::{record_flags, Bucket, Context, Record, LEFT, MOVED, MOVED_FIXED, SLOT};
 pub use chapter::{SortAndSweep, SweepFigures};
 use layout::{Layout, LevelGrid, FINE_SPAN};
@@ -106,7 +107,7 @@ impl Hand {
 /// Deals one chunk of slots.
 #[derive(Clone, Debug, Default)]
 struct Dealer {
-    /// Per level of the grid (same order as `Grid::levels`).
+    /// Per level of the grid (same order as `GridEngine::levels`).
     hands: Vec<Hand>,
     /// The level of each slot of the chunk ([`NO_LEVEL`] when not live).
     levels: Vec<u8>,
@@ -313,9 +314,51 @@ struct Figures {
 /// assert_eq!(events.deleted(), &[Pair::new(a, b)]);
 /// # Ok::<(), broadphase::Error>(())
 /// ```
+pub type Grid = Driver<GridEngine>;
+
+impl Grid {
+    /// An empty grid with the default [`GridSettings`] (automatic cell size).
+    #[must_use]
+    pub fn new(config: Config) -> Self {
+        Driver::with_engine(&config, GridEngine::new(&config, GridSettings::default()))
+    }
+
+    /// An empty grid with chosen settings.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] when the settings are invalid ([`GridSettings::validate`]).
+    pub fn with_settings(config: Config, settings: GridSettings) -> Result<Self, Error> {
+        settings.validate()?;
+        Ok(Driver::with_engine(
+            &config,
+            GridEngine::new(&config, settings),
+        ))
+    }
+
+    /// The settings.
+    #[must_use]
+    pub fn settings(&self) -> &GridSettings {
+        self.engine.settings()
+    }
+
+    /// The fine cell size in use (`None` before the first update with proxies chooses it).
+    #[must_use]
+    pub fn cell_size(&self) -> Option<f64> {
+        self.engine.cell_size()
+    }
+
+    /// The cell size of every level holding boxes, finest first.
+    #[must_use]
+    pub fn level_cell_sizes(&self) -> Vec<f64> {
+        self.engine.level_cell_sizes()
+    }
+}
+
+/// [`Grid`]'s engine: the levels of the hierarchical grid, each a set of buckets holding the
+/// records of its boxes and the sorted pairs of its cells, and the dealers that deal the boxes
+/// into the buckets.
 #[derive(Clone, Debug)]
-pub struct Grid {
-    store: Store,
+pub struct GridEngine {
     settings: GridSettings,
     parallel: bool,
     layout: Option<Layout>,
@@ -341,25 +384,12 @@ pub struct Grid {
     layouts: u64,
 }
 
-impl Grid {
-    /// An empty grid with the default [`GridSettings`] (automatic cell size).
+impl GridEngine {
+    /// An engine holding nothing, with `settings` (already validated:
+    /// [`GridSettings::validate`]).
     #[must_use]
-    pub fn new(config: Config) -> Self {
-        Self::with_checked_settings(config, GridSettings::default())
-    }
-
-    /// An empty grid with chosen settings.
-    ///
-    /// # Errors
-    /// [`Error::InvalidParameter`] when the settings are invalid ([`GridSettings::validate`]).
-    pub fn with_settings(config: Config, settings: GridSettings) -> Result<Self, Error> {
-        settings.validate()?;
-        Ok(Self::with_checked_settings(config, settings))
-    }
-
-    fn with_checked_settings(config: Config, settings: GridSettings) -> Self {
+    pub fn new(config: &Config, settings: GridSettings) -> Self {
         Self {
-            store: Store::new(&config),
             settings,
             parallel: config.use_threads(),
             layout: None,
@@ -400,8 +430,8 @@ impl Grid {
     }
 
     /// Whether the population changed enough since the layout was chosen to choose again.
-    fn needs_new_layout(&self) -> bool {
-        let n = self.store.len();
+    fn needs_new_layout(&self, store: &Store) -> bool {
+        let n = store.len();
         let built = self.layout_for;
         match self.layout {
             None => true,
@@ -413,7 +443,7 @@ impl Grid {
 
     /// Chooses a new layout from the live boxes: every pair will be found again, so the old
     /// ones all become deleted candidates, which the pairs found again cancel.
-    fn new_layout(&mut self) {
+    fn new_layout(&mut self, store: &Store) {
         // Every pair lives in one bucket's list.
         for b in self.levels.iter().flat_map(|l| &l.buckets) {
             let list = b.pair_list();
@@ -422,7 +452,7 @@ impl Grid {
                 pair_key(x, y)
             }));
         }
-        let s = &self.store;
+        let s = store;
         let live = (0..s.slot_count()).filter(|&i| s.is_alive(i));
         let layout = Layout::choose(
             self.settings.cell_size,
@@ -433,16 +463,15 @@ impl Grid {
         self.levels.clear();
         self.levels.push(Level::new(layout.fine.clone()));
         self.layout = Some(layout);
-        self.layout_for = self.store.len();
+        self.layout_for = store.len();
         self.layouts += 1;
     }
 
     /// Deals every live box, then finds and diffs the pairs of every bucket.
-    fn rebuild(&mut self, all_dirty: bool) {
+    fn rebuild(&mut self, store: &Store, all_dirty: bool) {
         let Some(layout) = &self.layout else {
             return;
         };
-        let store = &self.store;
         // One dealer per thread: the buckets then take a lone dealer's lists without a copy.
         // Which dealer deals a box changes only the order of a bucket's records, never the
         // pairs or the events, which are sorted.
@@ -517,7 +546,7 @@ impl Grid {
 
         let mut figures = Figures::default();
         for li in 0..self.levels.len() {
-            self.process_level(li, keep);
+            self.process_level(store, li, keep);
             let lv = &mut self.levels[li];
             for b in &mut lv.buckets {
                 self.created.extend_from_slice(&b.created);
@@ -544,7 +573,7 @@ impl Grid {
     /// Gathers each bucket's records from the dealers, then builds, tests and diffs it. With
     /// `keep`, level 0's buckets keep the records of boxes that stayed in their cells and take
     /// the dealt ones as arrivals.
-    fn process_level(&mut self, li: usize, keep: bool) {
+    fn process_level(&mut self, store: &Store, li: usize, keep: bool) {
         let level = &mut self.levels[li];
         let incremental = keep && li == 0;
         // A lone dealer's residents become the buckets' records as they are.
@@ -554,7 +583,6 @@ impl Grid {
                 std::mem::swap(&mut bucket.records, list);
             }
         }
-        let store = &self.store;
         let dealers = &self.dealers;
         let fates = &self.fates;
         let ctx = Context {
@@ -610,10 +638,10 @@ impl Grid {
         }
     }
 
-    /// Turns the buckets' candidate changes into the update's events. A pair whose corner cell
+    /// Turns the buckets' candidate changes into the update's changes. A pair whose corner cell
     /// moved to another bucket was deleted from the old one and created in the new one: it is
     /// in both candidate lists, and in neither event list.
-    fn finish(&mut self) {
+    fn finish(&mut self, changes: &mut PairChanges) {
         let (created, deleted) = (&mut self.created, &mut self.deleted);
         let [for_created, for_deleted] = &mut self.key_sorters;
         let both = self.parallel && created.len().min(deleted.len()) >= SORT_BOTH_MIN;
@@ -623,9 +651,11 @@ impl Grid {
             || for_deleted.sort(deleted),
         );
         cancel_common(&mut self.created, &mut self.deleted);
-        self.store.tests = self.figures.tests;
-        self.store
-            .finish_update_listed(&self.created, &self.deleted);
+        changes.tests = self.figures.tests;
+        // The driver's lists come empty: they hold this update's keys without a copy, and
+        // their memory becomes the next update's candidate lists.
+        std::mem::swap(&mut self.created, &mut changes.created);
+        std::mem::swap(&mut self.deleted, &mut changes.deleted);
         self.created.clear();
         self.deleted.clear();
     }
@@ -768,12 +798,40 @@ impl Level {
     }
 }
 
-impl SpatialIndex for Grid {
+impl Engine for GridEngine {
+    fn algorithm(&self) -> Algorithm {
+        Algorithm::Grid
+    }
+
+    fn update(&mut self, store: &Store, changes: &mut PairChanges) -> Result<(), Error> {
+        if store.dirty().is_empty() {
+            self.figures.tests = 0;
+            self.figures.found = 0;
+        } else {
+            let everything = self.needs_new_layout(store);
+            if everything {
+                self.new_layout(store);
+            }
+            self.rebuild(store, everything);
+        }
+        self.finish(changes);
+        Ok(())
+    }
+
+    fn pair_lists(&self) -> Vec<PairList<'_>> {
+        self.levels
+            .iter()
+            .flat_map(|l| &l.buckets)
+            .map(Bucket::pair_list)
+            .collect()
+    }
+
     /// The cells the box covers on each level, each box visited in the one cell that holds the
     /// lower corner of its overlap with the query's cells; when the query covers more cells
     /// than the level has boxes, every box of the level instead.
     fn candidates(
         &self,
+        _store: &Store,
         bounds: &Aabb,
         visit: &mut dyn FnMut(u32) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
@@ -794,6 +852,7 @@ impl SpatialIndex for Grid {
     /// The cells along the ray on each level (a long ray's bounds would cover the world).
     fn ray_candidates(
         &self,
+        _store: &Store,
         ray: &Ray,
         max_t: f32,
         world: &Aabb,
@@ -807,44 +866,8 @@ impl SpatialIndex for Grid {
         }
         ControlFlow::Continue(())
     }
-}
 
-impl BroadPhase for Grid {
-    forward_to_store!();
-    forward_queries!();
-
-    fn algorithm(&self) -> Algorithm {
-        Algorithm::Grid
-    }
-
-    fn update(&mut self) -> Result<&PairEvents, Error> {
-        self.store.begin_update();
-        if self.store.dirty().is_empty() {
-            self.figures.tests = 0;
-            self.figures.found = 0;
-        } else {
-            let everything = self.needs_new_layout();
-            if everything {
-                self.new_layout();
-            }
-            self.rebuild(everything);
-        }
-        self.finish();
-        Ok(&self.store.events)
-    }
-
-    fn pairs(&self) -> &[Pair] {
-        self.store.listed_pairs(|| {
-            self.levels
-                .iter()
-                .flat_map(|l| &l.buckets)
-                .map(Bucket::pair_list)
-                .collect()
-        })
-    }
-
-    fn stats(&self) -> Stats {
-        let mut stats = self.store.stats();
+    fn stats(&self, store: &Store, stats: &mut Stats) {
         stats.memory_bytes += self
             .levels
             .iter()
@@ -860,9 +883,9 @@ impl BroadPhase for Grid {
                 .sum::<usize>()
             + self.placed.capacity() * std::mem::size_of::<Placement>()
             + self.fates.capacity();
-        let n = self.store.len() as u64;
+        let n = store.len() as u64;
         let f = &self.figures;
-        stats.counters = vec![
+        stats.counters.extend([
             ("brute-force pairs", n * n.saturating_sub(1) / 2),
             ("cell ids", f.entries),
             ("home cells", f.home),
@@ -884,7 +907,6 @@ impl BroadPhase for Grid {
             ),
             ("buckets", f.buckets),
             ("layouts", self.layouts),
-        ];
-        stats
+        ]);
     }
 }
