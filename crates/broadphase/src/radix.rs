@@ -5,17 +5,6 @@
 //! in one read of the keys, and skips the passes in which every key has the same digit (keys
 //! that span a small range need one or two passes, not four). Input that is already sorted,
 //! common from one frame to the next, costs one read.
-//!
-//! ```
-//! use broadphase::radix::RadixSorter;
-//! let mut sorter = RadixSorter::new(8)?;
-//! let mut keys = vec![30, 10, 20, 10];
-//! let mut vals = vec![0, 1, 2, 3];
-//! sorter.sort(&mut keys, &mut vals)?;
-//! assert_eq!(keys, [10, 10, 20, 30]);
-//! assert_eq!(vals, [1, 3, 2, 0]); // stable: the two 10s keep their order
-//! # Ok::<(), broadphase::Error>(())
-//! ```
 
 use crate::Error;
 
@@ -89,6 +78,7 @@ impl RadixSorter {
     }
 
     /// The number of passes a full sort of 32-bit keys needs with this digit width.
+    #[cfg(test)]
     #[must_use]
     pub fn max_passes(&self) -> u32 {
         32u32.div_ceil(self.digit_bits)
@@ -98,6 +88,7 @@ impl RadixSorter {
     ///
     /// # Errors
     /// [`Error::InvalidParameter`] when the two slices differ in length (nothing is moved).
+    #[cfg(test)]
     pub fn sort(&mut self, keys: &mut [u32], values: &mut [u32]) -> Result<RadixReport, Error> {
         if keys.len() != values.len() {
             return Err(Error::InvalidParameter {
@@ -109,7 +100,7 @@ impl RadixSorter {
         Ok(self.sort_unchecked(keys, values))
     }
 
-    /// [`RadixSorter::sort`] for callers that already hold equal-length slices.
+    /// Sorts `keys` ascending, stably, moving `values[i]` with `keys[i]` (equal lengths).
     pub(crate) fn sort_unchecked(&mut self, keys: &mut [u32], values: &mut [u32]) -> RadixReport {
         self.sort_key_bits(keys, values, 32)
     }
@@ -219,6 +210,18 @@ impl RadixSorter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The sort is stable: equal keys keep their payloads' order.
+    #[test]
+    fn equal_keys_keep_their_order() -> Result<(), Error> {
+        let mut sorter = RadixSorter::new(8)?;
+        let mut keys = vec![30, 10, 20, 10];
+        let mut vals = vec![0, 1, 2, 3];
+        sorter.sort(&mut keys, &mut vals)?;
+        assert_eq!(keys, [10, 10, 20, 30]);
+        assert_eq!(vals, [1, 3, 2, 0]);
+        Ok(())
+    }
     use proptest::prelude::*;
 
     fn check(bits: u32, keys: Vec<u32>) -> Result<(), Error> {
