@@ -98,7 +98,7 @@ pub use crate::grid::GridEngine;
 pub use crate::mbp::MbpEngine;
 pub use crate::pairs::{key_slots, pair_key, PairList};
 // pub use crate::quadtree::QuadTreeEngine;
-// pub use crate::sap::SapEngine;
+pub use crate::sap::SapEngine;
 pub use crate::store::Store;
 
 /// What an [`Engine`]'s update returns: the pairs it created and deleted, as pair keys

@@ -1,12 +1,13 @@
 //! What every algorithm keeps the same way: the proxies (a slot map with generations), what
-//! changed since the last update, the filter rules, the persistent pairs and the last events.
+//! changed since the last update, the filter rules, the persistent pairs (how many, and their
+//! list as ids when asked) and the last events.
 //!
 //! Every public mutation is validated here, before anything changes, so that an error leaves
 //! the broad phase exactly as it was. Algorithms read the changed slots in `update` and keep
 //! their own structures in step.
 
 use crate::filter::{check_layer, LayerMatrix};
-use crate::pairs::{key_slots, PairList, PairSet};
+use crate::pairs::{key_slots, PairList};
 use crate::prefetch::{prefetch, prefetch_whole};
 use crate::{Aabb, Config, Error, Layer, Pair, PairEvents, ProxyDesc, ProxyId, Stats};
 use std::sync::{Mutex, OnceLock, PoisonError};
@@ -218,9 +219,6 @@ pub struct Store {
     rules_changed: u64,
     /// Origin shifts so far: an algorithm compares it with the count at its last update.
     shifts: u64,
-    /// The persistent pairs of an algorithm that adds and removes pairs one by one (Sap); it
-    /// stays empty for the algorithms that keep theirs in their own sorted lists.
-    pub(crate) pairs: PairSet,
     /// How many pairs the algorithm's own lists hold ([`Store::finish_update_listed`]).
     listed: usize,
     /// Those pairs as ids, made on the first ask after an update ([`Store::listed_pairs`]).
@@ -270,7 +268,6 @@ impl Store {
             rule_changes: 0,
             rules_changed: 0,
             shifts: 0,
-            pairs: PairSet::default(),
             listed: 0,
             listed_ids: OnceLock::new(),
             listed_spare: Spare::default(),
@@ -643,31 +640,12 @@ impl Store {
         }
     }
 
-    /// Ends an update in which the algorithm diffed the pairs itself: `created` and `deleted`
-    /// hold pair keys, without duplicates and none in both.
-    pub(crate) fn finish_update_with(&mut self, created: &[u64], deleted: &[u64]) {
-        self.pairs
-            .remove_keys(deleted, &mut self.events.deleted, self.parallel);
-        // `id_at`, without borrowing all of `self` while the events grow.
-        let generations = &self.generations;
-        let id = |slot: u32| ProxyId::from_raw_parts(slot, generations[slot as usize]);
-        let start = self.events.created.len();
-        self.events.created.extend(created.iter().map(|&k| {
-            let (a, b) = key_slots(k);
-            Pair::new(id(a), id(b))
-        }));
-        self.pairs
-            .insert_new(created, &self.events.created[start..]);
-        self.events.sort(self.parallel);
-        self.end_update();
-    }
-
-    /// Ends an update of an algorithm that keeps its pairs in its own sorted lists and diffed
-    /// them: `created` and `deleted` hold pair keys, without duplicates and none in both; every
-    /// deleted key was a pair of the last update, no created one was. No pair set is kept here:
-    /// the events name the proxies by their ids at the time ([`id_at_last_update`] for
-    /// the deleted pairs, whose proxies may have been removed since), and the list of pairs is
-    /// made only when asked ([`Store::listed_pairs`]).
+    /// Ends an update of an algorithm that keeps its pairs itself (in sorted lists, or Sap's
+    /// hash table) and diffed them: `created` and `deleted` hold pair keys, without duplicates
+    /// and none in both; every deleted key was a pair of the last update, no created one was.
+    /// No pair set is kept here: the events name the proxies by their ids at the time
+    /// ([`id_at_last_update`] for the deleted pairs, whose proxies may have been removed
+    /// since), and the list of pairs is made only when asked ([`Store::listed_pairs`]).
     pub(crate) fn finish_update_listed(&mut self, created: &[u64], deleted: &[u64]) {
         debug_assert!(self.listed + created.len() >= deleted.len());
         self.listed = (self.listed + created.len()).saturating_sub(deleted.len());
@@ -883,12 +861,6 @@ impl Store {
         (self.grouped == 0 && self.all_layers_collide) || self.allows(a as usize, b as usize)
     }
 
-    /// The key of every persistent pair.
-    #[allow(dead_code)] // for algorithms that rebuild their pairs from scratch
-    pub(crate) fn pair_keys(&self) -> impl Iterator<Item = u64> + '_ {
-        self.pairs.keys()
-    }
-
     /// The number of slots ever used (live or not): the bound of slot indices.
     #[inline]
     #[must_use]
@@ -917,7 +889,7 @@ impl Store {
             proxies: self.len,
             fixed: self.fixed,
             dynamic: self.len - self.fixed,
-            pairs: self.pairs.len() + self.listed,
+            pairs: self.listed,
             created: self.events.created.len(),
             deleted: self.events.deleted.len(),
             changed: self.last_changed,
@@ -933,7 +905,6 @@ impl Store {
             + (self.generations.capacity() + self.free.capacity() + self.dirty.capacity()) * 4
             + self.flags.capacity()
             + self.scatter.memory_bytes()
-            + self.pairs.memory_bytes()
             + (self.listed_ids.get().map_or(0, Vec::capacity) + self.listed_spare.capacity())
                 * std::mem::size_of::<Pair>()
     }
@@ -1460,7 +1431,8 @@ mod tests {
                         // with none skipped, in an update of its own.
                         all_set = skip == 0;
                         if all_set {
-                            store.finish_update_with(&[], &[]);
+                            store.begin_update();
+                            store.finish_update_listed(&[], &[]);
                         }
                         let moves: Vec<(ProxyId, Aabb)> = live
                             .iter()
@@ -1471,11 +1443,15 @@ mod tests {
                         store.set_aabbs(&moves).unwrap();
                     }
                     Op::Shift(s) => store.shift_origin(s).unwrap(),
-                    Op::Update => store.finish_update_with(&[], &[]),
+                    Op::Update => {
+                        store.begin_update();
+                        store.finish_update_listed(&[], &[]);
+                    }
                     _ => {}
                 }
                 if all_set {
-                    store.finish_update_with(&[], &[]);
+                    store.begin_update();
+                    store.finish_update_listed(&[], &[]);
                     let exact = live
                         .iter()
                         .map(|&id| *store.aabb_at(id.index() as usize))
@@ -1501,7 +1477,8 @@ mod tests {
             })
             .collect::<Result<_, _>>()
             .unwrap();
-        store.finish_update_with(&[], &[]);
+        store.begin_update();
+        store.finish_update_listed(&[], &[]);
         for &id in ids.iter().step_by(1001) {
             store.remove(id).unwrap();
         }

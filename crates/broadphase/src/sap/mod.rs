@@ -77,18 +77,19 @@
 
 mod axis;
 mod batch;
+mod pair_table;
 mod probe;
 
 use std::ops::{ControlFlow, Range};
 
 use crate::encode::{decode, encode, encode_at_least, encode_at_most};
+use crate::engine::{Driver, Engine, PairChanges, PairList, Store};
 use crate::pairs::{cancel_common, key_slots, pair_key};
 use crate::prune::BoxList;
-use crate::query::{forward_queries, SpatialIndex};
-use crate::store::{forward_to_store, Store};
-use crate::{Aabb, Algorithm, BroadPhase, Config, Error, Pair, PairEvents, ProxyDesc, Stats};
+use crate::{Aabb, Algorithm, Config, Error, ProxyDesc, Stats};
 use axis::{Axis, Joiner, Shared, ASLEEP, AWAKE, DROP, FIXED, FRESH, GOING, MOVED};
 use batch::Batch;
+use pair_table::PairSet;
 
 /// Tuning of [`Sap`]. Every value gives exactly the same pairs; they trade speed only.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -142,9 +143,32 @@ struct UpdateCounts {
 /// assert_eq!(bp.update()?.created(), &[Pair::new(ground, ball)]);
 /// # Ok::<(), broadphase::Error>(())
 /// ```
+pub type Sap = Driver<SapEngine>;
+
+impl Sap {
+    /// An empty broad phase with the default [`SapSettings`].
+    #[must_use]
+    pub fn new(config: Config) -> Self {
+        Self::with_settings(config, SapSettings::default())
+    }
+
+    /// An empty broad phase with chosen settings.
+    #[must_use]
+    pub fn with_settings(config: Config, settings: SapSettings) -> Self {
+        Driver::with_engine(&config, SapEngine::new(&config, settings))
+    }
+
+    /// The settings.
+    #[must_use]
+    pub fn settings(&self) -> SapSettings {
+        self.engine.settings
+    }
+}
+
+/// [`Sap`]'s engine: the three axes' awake arrays and asleep lists, the keys and state of
+/// every box it holds, and the persistent pairs in a hash table of its own.
 #[derive(Clone, Debug)]
-pub struct Sap {
-    store: Store,
+pub struct SapEngine {
     settings: SapSettings,
     parallel: bool,
     axes: [Axis; 3],
@@ -177,6 +201,8 @@ pub struct Sap {
     /// Boxes going to sleep (scratch).
     going: Vec<u32>,
     counts: UpdateCounts,
+    /// The persistent pairs as of the last update.
+    table: PairSet,
 }
 
 /// The filter-relevant part of a description: a change re-inserts the box.
@@ -209,18 +235,11 @@ fn double_centre(k: &[u32; 6], axis: usize) -> f64 {
     f64::from(decode(k[axis])) + f64::from(decode(k[3 + axis]))
 }
 
-impl Sap {
-    /// An empty broad phase with the default [`SapSettings`].
+impl SapEngine {
+    /// An engine holding nothing, with chosen settings.
     #[must_use]
-    pub fn new(config: Config) -> Self {
-        Self::with_settings(config, SapSettings::default())
-    }
-
-    /// An empty broad phase with chosen settings.
-    #[must_use]
-    pub fn with_settings(config: Config, settings: SapSettings) -> Self {
+    pub fn new(config: &Config, settings: SapSettings) -> Self {
         Self {
-            store: Store::new(&config),
             settings,
             parallel: config.use_threads(),
             axes: [Axis::new(0), Axis::new(1), Axis::new(2)],
@@ -241,13 +260,8 @@ impl Sap {
             joiners: Vec::new(),
             going: Vec::new(),
             counts: UpdateCounts::default(),
+            table: PairSet::default(),
         }
-    }
-
-    /// The settings.
-    #[must_use]
-    pub fn settings(&self) -> SapSettings {
-        self.settings
     }
 
     /// Boxes in the awake arrays.
@@ -258,12 +272,12 @@ impl Sap {
     /// Per axis, the estimated endpoints crossed per unit of distance, or `None` when no move
     /// counts as far (after an origin shift every box moves by the same amount and keeps its
     /// place among the others: sweeping is cheap then).
-    fn far_scale(&self, shifted: bool) -> Option<[f64; 3]> {
+    fn far_scale(&self, store: &Store, shifted: bool) -> Option<[f64; 3]> {
         if shifted || self.settings.far_move == u32::MAX {
             return None;
         }
-        let b = self.store.bounds()?;
-        let n = self.store.len() as f64;
+        let b = store.bounds()?;
+        let n = store.len() as f64;
         Some(std::array::from_fn(|a| {
             let extent = f64::from(b.max[a]) - f64::from(b.min[a]);
             // Twice the centre moves twice as far: n, not 2n, endpoints per unit.
@@ -281,8 +295,8 @@ impl Sap {
     }
 
     /// Puts a box in with `keys`, to be paired by box pruning.
-    fn join_fresh(&mut self, slot: usize, keys: [u32; 6]) {
-        let desc = self.store.desc_at(slot);
+    fn join_fresh(&mut self, store: &Store, slot: usize, keys: [u32; 6]) {
+        let desc = store.desc_at(slot);
         let fixed = if desc.is_fixed() { FIXED } else { 0 };
         self.filter[slot] = filter_key(desc);
         self.keys[slot] = keys;
@@ -297,29 +311,29 @@ impl Sap {
     }
 
     /// Step 1: sorts out the changed proxies.
-    fn classify(&mut self) {
-        let n = self.store.slot_count();
+    fn classify(&mut self, store: &Store) {
+        let n = store.slot_count();
         if self.keys.len() < n {
             self.keys.resize(n, [0; 6]);
             self.state.resize(n, 0);
             self.still.resize(n, 0);
             self.filter.resize(n, 0);
         }
-        let shifted = self.store.shift_count() != self.shifts_seen;
-        self.shifts_seen = self.store.shift_count();
-        let rules = self.store.rules_changed();
-        let far = self.far_scale(shifted);
+        let shifted = store.shift_count() != self.shifts_seen;
+        self.shifts_seen = store.shift_count();
+        let rules = store.rules_changed();
+        let far = self.far_scale(store, shifted);
         let limit = f64::from(self.settings.far_move);
         self.fresh = 0;
         self.fresh_fixed = 0;
         self.joiners.clear();
-        for k in 0..self.store.dirty().len() {
-            let slot = self.store.dirty()[k] as usize;
-            let alive = self.store.is_alive(slot);
-            if !self.store.was_in(slot) {
+        for &slot in store.dirty() {
+            let slot = slot as usize;
+            let alive = store.is_alive(slot);
+            if !store.was_in(slot) {
                 if alive {
-                    let keys = encode_keys(self.store.aabb_at(slot));
-                    self.join_fresh(slot, keys);
+                    let keys = encode_keys(store.aabb_at(slot));
+                    self.join_fresh(store, slot, keys);
                     self.counts.created += 1;
                 }
                 continue;
@@ -329,8 +343,8 @@ impl Sap {
                 self.counts.removed += 1;
                 continue;
             }
-            let new = encode_keys(self.store.aabb_at(slot));
-            let desc = self.store.desc_at(slot);
+            let new = encode_keys(store.aabb_at(slot));
+            let desc = store.desc_at(slot);
             let refilter =
                 self.filter[slot] != filter_key(desc) || (rules >> desc.layer.0) & 1 != 0;
             let old = &self.keys[slot];
@@ -342,7 +356,7 @@ impl Sap {
             });
             if refilter || jumped {
                 self.leave(slot);
-                self.join_fresh(slot, new);
+                self.join_fresh(store, slot, new);
                 self.counts.reinserted += 1;
             } else if new != *old {
                 if self.state[slot] & ASLEEP != 0 {
@@ -368,7 +382,7 @@ impl Sap {
     fn collect_deleted(&mut self) {
         self.deleted.clear();
         let (state, keys) = (&self.state, &self.keys);
-        for k in self.store.pair_keys() {
+        for &k in self.table.keys() {
             let (a, b) = key_slots(k);
             let (a, b) = (a as usize, b as usize);
             let s = state[a] | state[b];
@@ -389,12 +403,12 @@ impl Sap {
     }
 
     /// Step 3: the three axis passes.
-    fn run_axes(&mut self) {
+    fn run_axes(&mut self, store: &Store) {
         let sh = Shared {
             joiners: &self.joiners,
             keys: &self.keys,
             state: &self.state,
-            store: &self.store,
+            store,
         };
         let [a, b, c] = &mut self.axes;
         if self.parallel {
@@ -408,7 +422,7 @@ impl Sap {
 
     /// Step 4: box pruning of the new and re-inserted boxes, swept on the x axis: new against
     /// new, against the asleep boxes and against the awake ones.
-    fn prune_fresh(&mut self) {
+    fn prune_fresh(&mut self, store: &Store) {
         if self.fresh == 0 {
             return;
         }
@@ -424,7 +438,6 @@ impl Sap {
                 self.awake_list.push(&e.encoded(), e.slot(), 0);
             }
         }
-        let store = &self.store;
         let created = &mut self.created;
         let report = |a: u32, b: u32| {
             if state[a as usize] & state[b as usize] & FIXED == 0
@@ -441,7 +454,7 @@ impl Sap {
     }
 
     /// Step 5: clears the update's marks, puts still boxes to sleep, compacts stale entries.
-    fn settle(&mut self) {
+    fn settle(&mut self, store: &Store) {
         self.joiners.clear();
         // Stillness, counted on the x axis's minima (one per awake box), unless every awake
         // box moved or arrived (and none is fixed). A fixed box that arrives sleeps at once:
@@ -468,9 +481,9 @@ impl Sap {
                 }
             }
         }
-        for k in 0..self.store.dirty().len() {
-            let slot = self.store.dirty()[k] as usize;
-            self.state[slot] = if self.store.is_alive(slot) {
+        for &slot in store.dirty() {
+            let slot = slot as usize;
+            self.state[slot] = if store.is_alive(slot) {
                 self.state[slot] & !(MOVED | FRESH | DROP)
             } else {
                 0
@@ -502,8 +515,8 @@ impl Sap {
         }
     }
 
-    /// Ends the update: the candidates become events.
-    fn finish(&mut self) {
+    /// Ends the update: the candidates become the pairs' changes, and the table follows them.
+    fn finish(&mut self, changes: &mut PairChanges) {
         for axis in &self.axes {
             self.created.extend_from_slice(&axis.created);
         }
@@ -513,11 +526,13 @@ impl Sap {
         // A re-inserted box's pairs are all deleted and found again by box pruning: those
         // still there cancel.
         cancel_common(&mut self.created, &mut self.deleted);
-        self.store.tests =
+        changes.tests =
             self.axes.iter().map(|a| a.counts.tests).sum::<u64>() + self.counts.prune_tests;
-        self.store.finish_update_with(&self.created, &self.deleted);
-        self.created.clear();
-        self.deleted.clear();
+        self.table.remove_keys(&self.deleted, self.parallel);
+        self.table.insert_new(&self.created);
+        // The driver's (empty) lists come back for the next update: no copy, no allocation.
+        std::mem::swap(&mut self.created, &mut changes.created);
+        std::mem::swap(&mut self.deleted, &mut changes.deleted);
     }
 
     /// The endpoints of the awake array of `axis` whose box may overlap `[lo, hi]` there (its
@@ -562,11 +577,45 @@ fn sleep_parallel(a: &mut Axis, b: &mut Axis, c: &mut Axis, state: &[u8], going:
     c.put_to_sleep(state, going);
 }
 
-impl SpatialIndex for Sap {
+impl Engine for SapEngine {
+    fn algorithm(&self) -> Algorithm {
+        Algorithm::Sap
+    }
+
+    fn update(&mut self, store: &Store, changes: &mut PairChanges) -> Result<(), Error> {
+        self.counts = UpdateCounts::default();
+        for axis in &mut self.axes {
+            axis.created.clear();
+            axis.counts = Default::default();
+        }
+        // No-ops: the lists the last update swapped in were the driver's, empty when handed in.
+        self.created.clear();
+        self.deleted.clear();
+        if !store.dirty().is_empty() {
+            self.classify(store);
+            self.collect_deleted();
+            // Moves are swept against live asleep entries only once most are stale (after
+            // an origin shift, all are).
+            if self.stale > 0 && self.stale * 2 > self.asleep_entries {
+                self.compact_asleep();
+            }
+            self.run_axes(store);
+            self.prune_fresh(store);
+            self.settle(store);
+        }
+        self.finish(changes);
+        Ok(())
+    }
+
+    fn pair_lists(&self) -> Vec<PairList<'_>> {
+        vec![PairList::new(self.table.keys())]
+    }
+
     /// The boxes that may overlap `bounds` on the axis where fewest do: a range of the asleep
     /// list sorted by minimum and a range of the awake array, found by binary search.
     fn candidates(
         &self,
+        _store: &Store,
         bounds: &Aabb,
         visit: &mut dyn FnMut(u32) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
@@ -595,45 +644,8 @@ impl SpatialIndex for Sap {
         }
         ControlFlow::Continue(())
     }
-}
 
-impl BroadPhase for Sap {
-    forward_to_store!();
-    forward_queries!();
-
-    fn algorithm(&self) -> Algorithm {
-        Algorithm::Sap
-    }
-
-    fn update(&mut self) -> Result<&PairEvents, Error> {
-        self.store.begin_update();
-        self.counts = UpdateCounts::default();
-        for axis in &mut self.axes {
-            axis.created.clear();
-            axis.counts = Default::default();
-        }
-        if !self.store.dirty().is_empty() {
-            self.classify();
-            self.collect_deleted();
-            // Moves are swept against live asleep entries only once most are stale (after
-            // an origin shift, all are).
-            if self.stale > 0 && self.stale * 2 > self.asleep_entries {
-                self.compact_asleep();
-            }
-            self.run_axes();
-            self.prune_fresh();
-            self.settle();
-        }
-        self.finish();
-        Ok(&self.store.events)
-    }
-
-    fn pairs(&self) -> &[Pair] {
-        self.store.pairs.pairs()
-    }
-
-    fn stats(&self) -> Stats {
-        let mut stats = self.store.stats();
+    fn stats(&self, _store: &Store, stats: &mut Stats) {
         stats.memory_bytes += self.axes.iter().map(Axis::memory_bytes).sum::<usize>()
             + self.keys.capacity() * 24
             + self.state.capacity()
@@ -644,10 +656,11 @@ impl BroadPhase for Sap {
             + self.awake_list.memory_bytes()
             + self.batch.memory_bytes()
             + self.going.capacity() * 4
-            + self.joiners.capacity() * std::mem::size_of::<Joiner>();
+            + self.joiners.capacity() * std::mem::size_of::<Joiner>()
+            + self.table.memory_bytes();
         let [x, y, z] = &self.axes;
         let c = &self.counts;
-        stats.counters = vec![
+        stats.counters.extend([
             ("swaps x", x.counts.swaps),
             ("swaps y", y.counts.swaps),
             ("swaps z", z.counts.swaps),
@@ -668,14 +681,14 @@ impl BroadPhase for Sap {
                 self.asleep_entries.saturating_sub(self.stale) as u64,
             ),
             ("stale asleep entries", self.stale as u64),
-        ];
-        stats
+        ]);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{BroadPhase, Pair};
 
     fn ids(pairs: &[Pair]) -> Vec<(u32, u32)> {
         pairs.iter().map(|p| (p.a.index(), p.b.index())).collect()
