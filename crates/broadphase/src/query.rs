@@ -1,7 +1,8 @@
 //! Spatial queries: the shapes, their exact tests, and the one driver every algorithm shares.
 //!
-//! An algorithm only says which proxies *may* match a query (its `SpatialIndex`: a tree's
-//! nodes, a grid's cells, sorted axes); the driver here tests each candidate exactly against the
+//! An engine only says which proxies *may* match a query (its
+//! [`candidates`](crate::engine::Engine::candidates), seen here as a `SpatialIndex`: a tree's
+//! nodes, a grid's cells, sorted axes); the query driver here tests each candidate exactly against the
 //! proxy's current box, applies the layer mask, and also visits the proxies changed since the
 //! last update, whose boxes the structures do not hold yet. So every algorithm answers exactly
 //! what [`BruteForce`](crate::BruteForce) answers, never a stale or widened box.
@@ -598,79 +599,6 @@ pub(crate) fn nearest(
         r *= 2.0;
     }
 }
-
-/// Implements the query methods of `BroadPhase` for a type with a `store` field that is its
-/// own [`SpatialIndex`].
-macro_rules! forward_queries {
-    () => {
-        fn query_aabb(
-            &self,
-            aabb: $crate::Aabb,
-            mask: $crate::LayerMask,
-            visit: &mut dyn FnMut($crate::ProxyId) -> ::std::ops::ControlFlow<()>,
-        ) -> Result<(), $crate::Error> {
-            $crate::query::query_aabb(&self.store, self, &aabb, mask, visit)
-        }
-
-        fn query_point(
-            &self,
-            p: [f32; 3],
-            mask: $crate::LayerMask,
-            visit: &mut dyn FnMut($crate::ProxyId) -> ::std::ops::ControlFlow<()>,
-        ) -> Result<(), $crate::Error> {
-            $crate::query::query_point(&self.store, self, p, mask, visit)
-        }
-
-        fn query_sphere(
-            &self,
-            center: [f32; 3],
-            radius: f32,
-            mask: $crate::LayerMask,
-            visit: &mut dyn FnMut($crate::ProxyId) -> ::std::ops::ControlFlow<()>,
-        ) -> Result<(), $crate::Error> {
-            $crate::query::query_sphere(&self.store, self, center, radius, mask, visit)
-        }
-
-        fn query_obb(
-            &self,
-            obb: &$crate::Obb,
-            mask: $crate::LayerMask,
-            visit: &mut dyn FnMut($crate::ProxyId) -> ::std::ops::ControlFlow<()>,
-        ) -> Result<(), $crate::Error> {
-            $crate::query::query_obb(&self.store, self, obb, mask, visit)
-        }
-
-        fn ray_cast(
-            &self,
-            ray: &$crate::Ray,
-            max_t: f32,
-            mask: $crate::LayerMask,
-            visit: &mut dyn FnMut($crate::RayHit) -> ::std::ops::ControlFlow<()>,
-        ) -> Result<(), $crate::Error> {
-            $crate::query::ray_cast(&self.store, self, ray, max_t, mask, visit)
-        }
-
-        fn box_cast(
-            &self,
-            aabb: $crate::Aabb,
-            motion: [f32; 3],
-            mask: $crate::LayerMask,
-            visit: &mut dyn FnMut($crate::CastHit) -> ::std::ops::ControlFlow<()>,
-        ) -> Result<(), $crate::Error> {
-            $crate::query::box_cast(&self.store, self, &aabb, motion, mask, visit)
-        }
-
-        fn nearest(
-            &self,
-            p: [f32; 3],
-            k: usize,
-            mask: $crate::LayerMask,
-        ) -> Result<Vec<($crate::ProxyId, f32)>, $crate::Error> {
-            $crate::query::nearest(&self.store, self, p, k, mask)
-        }
-    };
-}
-pub(crate) use forward_queries;
 
 #[cfg(test)]
 mod tests {

@@ -875,6 +875,13 @@ impl Store {
         self.len
     }
 
+    /// Whether there are no live proxies.
+    #[inline]
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
     pub(crate) fn aabb(&self, id: ProxyId) -> Result<Aabb, Error> {
         Ok(self.aabbs[self.slot(id)?])
     }
