@@ -97,7 +97,7 @@ pub use crate::driver::Driver;
 // pub use crate::grid::GridEngine;
 // pub use crate::mbp::MbpEngine;
 pub use crate::pairs::{key_slots, pair_key, PairList};
-// pub use crate::quadtree::QuadTreeEngine;
+pub use crate::quadtree::QuadTreeEngine;
 // pub use crate::sap::SapEngine;
 pub use crate::store::Store;
 
