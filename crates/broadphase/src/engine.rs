@@ -97,7 +97,7 @@ pub use crate::driver::Driver;
 pub use crate::grid::GridEngine;
 pub use crate::mbp::MbpEngine;
 pub use crate::pairs::{key_slots, pair_key, PairList};
-// pub use crate::quadtree::QuadTreeEngine;
+pub use crate::quadtree::QuadTreeEngine;
 pub use crate::sap::SapEngine;
 pub use crate::store::Store;
 
@@ -286,5 +286,38 @@ impl<E: Engine + ?Sized> Engine for Box<E> {
 
     fn stats(&self, store: &Store, stats: &mut Stats) {
         (**self).stats(store, stats);
+    }
+}
+
+/// A fresh engine of `algorithm` with its default settings, boxed: what [`crate::new`] puts
+/// under its driver, and what a caller swapping engines at run time builds.
+///
+/// ```
+/// use broadphase::engine::{self, Driver};
+/// use broadphase::{Aabb, Algorithm, BroadPhase, Config, ProxyDesc};
+/// let config = Config::default();
+/// let mut bp = Driver::with_engine(&config, engine::boxed(Algorithm::Abp, &config));
+/// let a = bp.insert(Aabb::new([0.0; 3], [1.0; 3]), ProxyDesc::dynamic())?;
+/// let b = bp.insert(Aabb::new([0.5; 3], [2.0; 3]), ProxyDesc::dynamic())?;
+/// bp.update()?;
+/// // Another engine under the same proxies: built from the store at the next update.
+/// bp.set_engine(engine::boxed(Algorithm::Sap, &config));
+/// assert!(bp.update()?.is_empty());
+/// assert_eq!(bp.algorithm(), Algorithm::Sap);
+/// assert_eq!(bp.pairs().len(), 1);
+/// # Ok::<(), broadphase::Error>(())
+/// ```
+#[must_use]
+pub fn boxed(algorithm: Algorithm, config: &crate::Config) -> Box<dyn Engine> {
+    match algorithm {
+        Algorithm::BruteForce => Box::new(BruteForceEngine::new(config)),
+        Algorithm::Abp => Box::new(AbpEngine::new(config, crate::AbpSettings::default())),
+        Algorithm::Sap => Box::new(SapEngine::new(config, crate::SapSettings::default())),
+        Algorithm::Mbp => Box::new(MbpEngine::new(config, crate::MbpTuning::default())),
+        Algorithm::QuadTree => Box::new(QuadTreeEngine::new(
+            config,
+            crate::QuadTreeSettings::default(),
+        )),
+        Algorithm::Grid => Box::new(GridEngine::new(config, crate::GridSettings::default())),
     }
 }

@@ -54,13 +54,10 @@ mod tree;
 
 use std::ops::ControlFlow;
 
-use crate::pairs::{diff_pairs, key_slots, KeySorter, PairList};
-use crate::query::{self, CastHit, Obb, Ray, RayHit, SpatialIndex};
-use crate::store::{forward_to_store, Store};
-use crate::{
-    Aabb, Algorithm, BroadPhase, Config, Error, Layer, LayerMask, Pair, PairEvents, ProxyDesc,
-    ProxyId, Stats,
-};
+use crate::engine::{Driver, Engine, PairChanges, PairList, Store};
+use crate::pairs::{diff_pairs, KeySorter};
+use crate::query::Ray;
+use crate::{Aabb, Algorithm, Config, Error, Layer, LayerMask, ProxyDesc, ProxyId, Stats};
 use build::{Builder, Unit};
 use collide::{query_pairs, split_walk, Step, Walk};
 use node::{LANES, NONE};
@@ -182,7 +179,7 @@ const PARALLEL_STEPS: usize = 64;
 ///   untested.
 /// - Queries walk the trees (rays through the nodes they enter), and test the proxies moved
 ///   since the last update apart, with their current boxes.
-/// - [`QuadTree::stats`](BroadPhase::stats) reports depth, nodes, fill and rebuilds;
+/// - [`QuadTree::stats`](crate::BroadPhase::stats) reports depth, nodes, fill and rebuilds;
 ///   [`QuadTree::probe_aabb`] the nodes and proxies one query visits;
 ///   [`QuadTree::dump_dot`] draws the trees.
 ///
@@ -212,9 +209,12 @@ const PARALLEL_STEPS: usize = 64;
 /// assert!(bp.dump_dot().starts_with("digraph"));
 /// # Ok::<(), broadphase::Error>(())
 /// ```
+pub type QuadTree = Driver<QuadTreeEngine>;
+
+/// [`QuadTree`]'s engine: the trees (two per layer group), where each proxy sits in them, and
+/// the persistent pairs as sorted keys.
 #[derive(Clone, Debug)]
-pub struct QuadTree {
-    store: Store,
+pub struct QuadTreeEngine {
     settings: QuadTreeSettings,
     /// Two trees per layer group: `2 * group` fixed, `2 * group + 1` dynamic.
     trees: Vec<Tree>,
@@ -235,10 +235,9 @@ pub struct QuadTree {
     found: Vec<u64>,
     /// Every persistent pair's key, sorted: what each update's pairs are diffed against.
     keys: Vec<u64>,
-    /// Scratch of the diff: the next `keys`, the created and deleted keys.
+    /// Scratch of the diff: the next `keys` (the created and deleted keys go straight into
+    /// the driver's lists).
     merged: Vec<u64>,
-    created: Vec<u64>,
-    deleted: Vec<u64>,
     key_sorter: KeySorter,
     parallel: bool,
     /// Per tree: how its walk's cost compares with its cost after its last build.
@@ -253,7 +252,10 @@ impl QuadTree {
     /// An empty broad phase with the default [`QuadTreeSettings`].
     #[must_use]
     pub fn new(config: Config) -> Self {
-        Self::with_checked_settings(config, QuadTreeSettings::default())
+        Driver::with_engine(
+            &config,
+            QuadTreeEngine::new(&config, QuadTreeSettings::default()),
+        )
     }
 
     /// An empty broad phase with chosen settings.
@@ -262,10 +264,60 @@ impl QuadTree {
     /// [`Error::InvalidParameter`] when the settings are invalid ([`QuadTreeSettings::validate`]).
     pub fn with_settings(config: Config, settings: QuadTreeSettings) -> Result<Self, Error> {
         settings.validate()?;
-        Ok(Self::with_checked_settings(config, settings))
+        Ok(Driver::with_engine(
+            &config,
+            QuadTreeEngine::new(&config, settings),
+        ))
     }
 
-    fn with_checked_settings(config: Config, settings: QuadTreeSettings) -> Self {
+    /// The number of trees (two per layer group).
+    #[must_use]
+    pub fn tree_count(&self) -> usize {
+        self.engine.tree_count()
+    }
+
+    /// The deepest level of any tree (a tree whose root holds proxies only has depth 1).
+    #[must_use]
+    pub fn depth(&self) -> usize {
+        self.engine.depth()
+    }
+
+    /// Nodes in use in all trees.
+    #[must_use]
+    pub fn node_count(&self) -> usize {
+        self.engine.node_count()
+    }
+
+    /// Rebuilds every tree from scratch by SAH (Jolt's `OptimizeBroadPhase`). Updates keep
+    /// the trees good without it; it helps after many proxies have travelled far, and costs
+    /// about what inserting everything as one batch costs. Changes not yet brought in by an
+    /// update stay pending: the next update handles them as usual.
+    pub fn optimize(&mut self) {
+        self.engine.optimize(&self.store);
+    }
+
+    /// [`BroadPhase::query_aabb`](crate::BroadPhase::query_aabb), counting the work: nodes
+    /// opened, proxies reached, hits. The answer is the same as `query_aabb`'s (exact, changes
+    /// pending included).
+    ///
+    /// # Errors
+    /// [`Error::NonFiniteAabb`], [`Error::InvertedAabb`].
+    pub fn probe_aabb(
+        &self,
+        aabb: Aabb,
+        mask: LayerMask,
+        visit: &mut dyn FnMut(ProxyId) -> ControlFlow<()>,
+    ) -> Result<QueryStats, Error> {
+        aabb.validate()?;
+        Ok(self.engine.probe_aabb(&self.store, &aabb, mask, visit).0)
+    }
+}
+
+impl QuadTreeEngine {
+    /// An engine holding nothing, with settings already checked
+    /// ([`QuadTreeSettings::validate`]).
+    #[must_use]
+    pub fn new(config: &Config, settings: QuadTreeSettings) -> Self {
         let groups = settings.layer_groups.len();
         let mut group_of = [0u8; Layer::COUNT];
         let mut group_layers = vec![LayerMask::NONE; groups];
@@ -279,7 +331,6 @@ impl QuadTree {
             group_layers[g] = group_layers[g].with(Layer(layer));
         }
         Self {
-            store: Store::new(&config),
             trees: vec![Tree::new(); 2 * groups],
             group_of,
             group_layers,
@@ -293,8 +344,6 @@ impl QuadTree {
             found: Vec::new(),
             keys: Vec::new(),
             merged: Vec::new(),
-            created: Vec::new(),
-            deleted: Vec::new(),
             key_sorter: KeySorter::default(),
             parallel: config.use_threads(),
             quality: vec![Quality::default(); 2 * groups],
@@ -307,8 +356,7 @@ impl QuadTree {
     }
 
     /// The number of trees (two per layer group).
-    #[must_use]
-    pub fn tree_count(&self) -> usize {
+    fn tree_count(&self) -> usize {
         self.trees.len()
     }
 
@@ -319,22 +367,17 @@ impl QuadTree {
     }
 
     /// The deepest level of any tree (a tree whose root holds proxies only has depth 1).
-    #[must_use]
-    pub fn depth(&self) -> usize {
+    fn depth(&self) -> usize {
         self.trees.iter().map(Tree::depth).max().unwrap_or(0)
     }
 
     /// Nodes in use in all trees.
-    #[must_use]
-    pub fn node_count(&self) -> usize {
+    fn node_count(&self) -> usize {
         self.trees.iter().map(Tree::node_count).sum()
     }
 
-    /// Rebuilds every tree from scratch by SAH (Jolt's `OptimizeBroadPhase`). Updates keep
-    /// the trees good without it; it helps after many proxies have travelled far, and costs
-    /// about what inserting everything as one batch costs. Changes not yet brought in by an
-    /// update stay pending: the next update handles them as usual.
-    pub fn optimize(&mut self) {
+    /// [`QuadTree::optimize`].
+    fn optimize(&mut self, store: &Store) {
         let mut stack = std::mem::take(&mut self.order);
         for t in 0..self.trees.len() {
             let tree = &mut self.trees[t];
@@ -342,7 +385,7 @@ impl QuadTree {
                 continue;
             }
             tree.rebuild_all(
-                &self.store,
+                store,
                 &mut self.locs,
                 &mut self.builder,
                 &mut self.units,
@@ -359,20 +402,15 @@ impl QuadTree {
         self.units = Vec::new();
     }
 
-    /// [`BroadPhase::query_aabb`], counting the work: nodes opened, proxies reached, hits.
-    /// The answer is the same as `query_aabb`'s (exact, changes pending included).
-    ///
-    /// # Errors
-    /// [`Error::NonFiniteAabb`], [`Error::InvertedAabb`].
-    pub fn probe_aabb(
+    /// [`QuadTree::probe_aabb`] of a valid box: its work counts, and whether `visit` broke.
+    fn probe_aabb(
         &self,
-        aabb: Aabb,
+        s: &Store,
+        aabb: &Aabb,
         mask: LayerMask,
         visit: &mut dyn FnMut(ProxyId) -> ControlFlow<()>,
-    ) -> Result<QueryStats, Error> {
-        aabb.validate()?;
+    ) -> (QueryStats, ControlFlow<()>) {
         let mut stats = QueryStats::default();
-        let s = &self.store;
         let pending = !s.dirty().is_empty();
         let mut hits = 0;
         for (t, tree) in self.trees.iter().enumerate() {
@@ -382,7 +420,7 @@ impl QuadTree {
             }
             // Layers of this tree the mask leaves out: then each proxy's layer is checked.
             let filter = layers & !mask.0 != 0;
-            let flow = tree.walk_box(&aabb, &mut stats, |slot| {
+            let flow = tree.walk_box(aabb, &mut stats, |slot| {
                 let i = slot as usize;
                 // Proxies changed since the last update are answered below, with their
                 // current boxes; every other lane holds its proxy's exact box.
@@ -394,37 +432,39 @@ impl QuadTree {
             });
             if flow.is_break() {
                 stats.hits = hits;
-                return Ok(stats);
+                return (stats, flow);
             }
         }
+        let mut flow = ControlFlow::Continue(());
         for &slot in s.dirty() {
             let i = slot as usize;
-            if s.is_alive(i) && mask.contains(s.desc_at(i).layer) && s.aabb_at(i).overlaps(&aabb) {
+            if s.is_alive(i) && mask.contains(s.desc_at(i).layer) && s.aabb_at(i).overlaps(aabb) {
                 hits += 1;
-                if visit(s.id_at(i)).is_break() {
+                flow = visit(s.id_at(i));
+                if flow.is_break() {
                     break;
                 }
             }
         }
         stats.hits = hits;
-        Ok(stats)
+        (stats, flow)
     }
 
     /// Whether groups `g` and `h` have layers that collide.
-    fn groups_collide(&self, g: usize, h: usize) -> bool {
+    fn groups_collide(&self, store: &Store, g: usize, h: usize) -> bool {
         let (a, b) = (self.group_layers[g].0, self.group_layers[h].0);
         (0..Layer::COUNT as u8).any(|l| {
             a >> l & 1 != 0
                 && (0..Layer::COUNT as u8)
-                    .any(|m| b >> m & 1 != 0 && self.store.layers_collide(Layer(l), Layer(m)))
+                    .any(|m| b >> m & 1 != 0 && store.layers_collide(Layer(l), Layer(m)))
         })
     }
 
     /// Takes changed proxies out of their trees, writes the moved ones' boxes, and lists the
     /// ones to insert per tree; trees to rebuild only have their proxies' homes updated.
     /// Returns how each tree is brought up to date.
-    fn sort_changes(&mut self) -> (Vec<Mode>, Vec<usize>) {
-        let slots = self.store.slot_count();
+    fn sort_changes(&mut self, store: &Store) -> (Vec<Mode>, Vec<usize>) {
+        let slots = store.slot_count();
         if self.home.len() < slots {
             self.home.resize(slots, NO_TREE);
             self.locs.resize(slots, NONE);
@@ -432,14 +472,14 @@ impl QuadTree {
         // Changed proxies per tree: those it holds and those that will join it.
         let mut changed = vec![0usize; self.trees.len()];
         let mut joining = vec![0usize; self.trees.len()];
-        for &slot in self.store.dirty() {
+        for &slot in store.dirty() {
             let s = slot as usize;
             let h = self.home[s];
             if h != NO_TREE {
                 changed[usize::from(h)] += 1;
             }
-            if self.store.is_alive(s) {
-                let want = self.tree_for(self.store.desc_at(s));
+            if store.is_alive(s) {
+                let want = self.tree_for(store.desc_at(s));
                 if want != h {
                     changed[usize::from(want)] += 1;
                     joining[usize::from(want)] += 1;
@@ -469,20 +509,20 @@ impl QuadTree {
                 }
             })
             .collect();
-        let dirty_len = self.store.dirty().len();
+        let dirty_len = store.dirty().len();
         for k in 0..dirty_len {
             // Moved proxies' lanes are written in slot order, all over the arena: start loading
             // the node a few proxies ahead so that the writes do not wait for it.
-            if let Some(&ahead) = self.store.dirty().get(k + MOVE_AHEAD) {
+            if let Some(&ahead) = store.dirty().get(k + MOVE_AHEAD) {
                 let h = self.home[ahead as usize];
                 if h != NO_TREE && modes[usize::from(h)] == Mode::Bulk {
                     let tree = &self.trees[usize::from(h)];
                     tree.nodes[tree::loc_node(self.locs[ahead as usize]) as usize].prefetch();
                 }
             }
-            let slot = self.store.dirty()[k] as usize;
-            let want = if self.store.is_alive(slot) {
-                self.tree_for(self.store.desc_at(slot))
+            let slot = store.dirty()[k] as usize;
+            let want = if store.is_alive(slot) {
+                self.tree_for(store.desc_at(slot))
             } else {
                 NO_TREE
             };
@@ -493,7 +533,7 @@ impl QuadTree {
                 match modes[t] {
                     Mode::Rebuild => {}
                     mode if want == h => {
-                        let aabb = self.store.aabb_at(slot);
+                        let aabb = store.aabb_at(slot);
                         self.trees[t].move_proxy(l, aabb, mode == Mode::Bulk);
                     }
                     mode => self.trees[t].remove_proxy(&mut self.locs, l, mode == Mode::Bulk),
@@ -515,7 +555,7 @@ impl QuadTree {
 
     /// Links the proxies waiting for tree `t`: a first batch (or one at least as big as the
     /// tree) rebuilds the whole tree; otherwise the batch is built by SAH and linked in.
-    fn insert_pending(&mut self, t: usize, stack: &mut Vec<u32>) {
+    fn insert_pending(&mut self, store: &Store, t: usize, stack: &mut Vec<u32>) {
         let pending = std::mem::take(&mut self.pending[t]);
         if pending.is_empty() {
             self.pending[t] = pending;
@@ -524,7 +564,7 @@ impl QuadTree {
         let tree = &mut self.trees[t];
         if pending.len() >= tree.proxies {
             tree.rebuild_all(
-                &self.store,
+                store,
                 &mut self.locs,
                 &mut self.builder,
                 &mut self.units,
@@ -534,18 +574,18 @@ impl QuadTree {
             self.quality[t] = self.quality[t].rebuilt(tree.proxies);
             self.full_rebuilds += 1;
         } else if pending.len() == 1 {
-            let unit = Unit::proxy(&self.store, pending[0]);
-            tree.insert_unit(&self.store, &mut self.locs, unit);
+            let unit = Unit::proxy(store, pending[0]);
+            tree.insert_unit(store, &mut self.locs, unit);
             tree.proxies += 1;
         } else {
             self.units.clear();
             self.units
-                .extend(pending.iter().map(|&s| Unit::proxy(&self.store, s)));
+                .extend(pending.iter().map(|&s| Unit::proxy(store, s)));
             tree.sort_free();
             let r = self
                 .builder
-                .build(tree, &self.store, &mut self.locs, &mut self.units);
-            tree.link_subtree(&self.store, &mut self.locs, r);
+                .build(tree, store, &mut self.locs, &mut self.units);
+            tree.link_subtree(store, &mut self.locs, r);
             tree.proxies += pending.len();
         }
         let mut pending = pending;
@@ -554,12 +594,12 @@ impl QuadTree {
     }
 
     /// The walks that find this update's pairs: `(tree, tree)`, the same tree for a self walk.
-    fn walks(&self) -> Vec<(usize, usize)> {
+    fn walks(&self, store: &Store) -> Vec<(usize, usize)> {
         let groups = self.group_layers.len();
         let mut out = Vec::new();
         for g in 0..groups {
             for h in g..groups {
-                if groups > 1 && !self.groups_collide(g, h) {
+                if groups > 1 && !self.groups_collide(store, g, h) {
                     continue;
                 }
                 let (fg, dg, fh, dh) = (2 * g, 2 * g + 1, 2 * h, 2 * h + 1);
@@ -579,18 +619,16 @@ impl QuadTree {
     /// Finds the pairs of every walk into `found`: a simultaneous walk where much of either
     /// tree changed, queries from the changed proxies where little did. Returns the lane
     /// tests made, in all and per tree (what its own walks cost, for [`Quality`]).
-    fn find_pairs(&mut self, modes: &[Mode]) -> (u64, Vec<u64>) {
+    fn find_pairs(&mut self, store: &Store, modes: &[Mode]) -> (u64, Vec<u64>) {
         let mut found = std::mem::take(&mut self.found);
         found.clear();
         let mut tests = 0;
         let mut per_tree = vec![0; self.trees.len()];
         let mut changed: Vec<Vec<u32>> = vec![Vec::new(); self.trees.len()];
-        for &slot in self.store.dirty() {
+        for &slot in store.dirty() {
             let h = self.home.get(slot as usize).copied().unwrap_or(NO_TREE);
             // Only trees in few-changes mode query from their changed proxies.
-            if h != NO_TREE
-                && modes[usize::from(h)] == Mode::Paths
-                && self.store.is_alive(slot as usize)
+            if h != NO_TREE && modes[usize::from(h)] == Mode::Paths && store.is_alive(slot as usize)
             {
                 changed[usize::from(h)].push(slot);
             }
@@ -601,21 +639,21 @@ impl QuadTree {
             let locs = &self.locs;
             list.sort_unstable_by_key(|&s| (locs[s as usize], s));
         }
-        for (a, b) in self.walks() {
+        for (a, b) in self.walks(store) {
             let (ta, tb) = (&self.trees[a], &self.trees[b]);
             if modes[a] == Mode::Paths && modes[b] == Mode::Paths {
-                let ab = query_pairs(tb, &self.store, &changed[a], a == b, &mut found);
+                let ab = query_pairs(tb, store, &changed[a], a == b, &mut found);
                 let ba = if a == b {
                     0
                 } else {
-                    query_pairs(ta, &self.store, &changed[b], false, &mut found)
+                    query_pairs(ta, store, &changed[b], false, &mut found)
                 };
                 tests += ab + ba;
                 per_tree[a] += ab;
                 per_tree[b] += ba;
                 continue;
             }
-            let mut walk = Walk::new(ta, tb, &self.store);
+            let mut walk = Walk::new(ta, tb, store);
             let Some(first) = walk.start(a == b) else {
                 continue;
             };
@@ -624,7 +662,7 @@ impl QuadTree {
                 + run_steps(
                     ta,
                     tb,
-                    &self.store,
+                    store,
                     &steps,
                     self.parallel && steps.len() >= PARALLEL_STEPS,
                     &mut found,
@@ -677,126 +715,23 @@ fn run_steps(
     walk.tests
 }
 
-impl SpatialIndex for QuadTree {
-    /// The proxies whose lanes overlap `bounds`, tree by tree.
-    fn candidates(
-        &self,
-        bounds: &Aabb,
-        visit: &mut dyn FnMut(u32) -> ControlFlow<()>,
-    ) -> ControlFlow<()> {
-        let mut stats = QueryStats::default();
-        for tree in &self.trees {
-            tree.walk_box(bounds, &mut stats, &mut *visit)?;
-        }
-        ControlFlow::Continue(())
-    }
-
-    /// The proxies whose lanes the ray enters, walking down the nodes it enters.
-    fn ray_candidates(
-        &self,
-        ray: &Ray,
-        max_t: f32,
-        _world: &Aabb,
-        visit: &mut dyn FnMut(u32) -> ControlFlow<()>,
-    ) -> ControlFlow<()> {
-        for tree in &self.trees {
-            tree.walk_ray(ray, max_t, visit)?;
-        }
-        ControlFlow::Continue(())
-    }
-}
-
-impl BroadPhase for QuadTree {
-    forward_to_store!();
-
+impl Engine for QuadTreeEngine {
     fn algorithm(&self) -> Algorithm {
         Algorithm::QuadTree
     }
 
-    fn query_aabb(
-        &self,
-        aabb: Aabb,
-        mask: LayerMask,
-        visit: &mut dyn FnMut(ProxyId) -> ControlFlow<()>,
-    ) -> Result<(), Error> {
-        // The trees' lanes hold exact boxes: the walk is the exact test, without the shared
-        // driver's second look at each candidate's box.
-        self.probe_aabb(aabb, mask, visit).map(|_| ())
-    }
-
-    fn query_point(
-        &self,
-        p: [f32; 3],
-        mask: LayerMask,
-        visit: &mut dyn FnMut(ProxyId) -> ControlFlow<()>,
-    ) -> Result<(), Error> {
-        query::query_point(&self.store, self, p, mask, visit)
-    }
-
-    fn query_sphere(
-        &self,
-        center: [f32; 3],
-        radius: f32,
-        mask: LayerMask,
-        visit: &mut dyn FnMut(ProxyId) -> ControlFlow<()>,
-    ) -> Result<(), Error> {
-        query::query_sphere(&self.store, self, center, radius, mask, visit)
-    }
-
-    fn query_obb(
-        &self,
-        obb: &Obb,
-        mask: LayerMask,
-        visit: &mut dyn FnMut(ProxyId) -> ControlFlow<()>,
-    ) -> Result<(), Error> {
-        query::query_obb(&self.store, self, obb, mask, visit)
-    }
-
-    fn ray_cast(
-        &self,
-        ray: &Ray,
-        max_t: f32,
-        mask: LayerMask,
-        visit: &mut dyn FnMut(RayHit) -> ControlFlow<()>,
-    ) -> Result<(), Error> {
-        query::ray_cast(&self.store, self, ray, max_t, mask, visit)
-    }
-
-    fn box_cast(
-        &self,
-        aabb: Aabb,
-        motion: [f32; 3],
-        mask: LayerMask,
-        visit: &mut dyn FnMut(CastHit) -> ControlFlow<()>,
-    ) -> Result<(), Error> {
-        query::box_cast(&self.store, self, &aabb, motion, mask, visit)
-    }
-
-    fn nearest(
-        &self,
-        p: [f32; 3],
-        k: usize,
-        mask: LayerMask,
-    ) -> Result<Vec<(ProxyId, f32)>, Error> {
-        query::nearest(&self.store, self, p, k, mask)
-    }
-
-    fn update(&mut self) -> Result<&PairEvents, Error> {
-        self.store.begin_update();
-        if self.store.dirty().is_empty() {
-            self.store.tests = 0;
-            self.store.finish_update_listed(&[], &[]);
-            return Ok(&self.store.events);
+    fn update(&mut self, store: &Store, changes: &mut PairChanges) -> Result<(), Error> {
+        if store.dirty().is_empty() {
+            return Ok(());
         }
-        let (modes, changed) = self.sort_changes();
+        let (modes, changed) = self.sort_changes(store);
         let mut stack = std::mem::take(&mut self.order);
         for t in 0..self.trees.len() {
             if modes[t] == Mode::Rebuild {
                 let home = &self.home;
-                let slots =
-                    (0..self.store.slot_count() as u32).filter(|&s| home[s as usize] == t as u8);
+                let slots = (0..store.slot_count() as u32).filter(|&s| home[s as usize] == t as u8);
                 self.trees[t].rebuild_fast(
-                    &self.store,
+                    store,
                     &mut self.locs,
                     &mut self.builder,
                     &mut self.units,
@@ -808,9 +743,9 @@ impl BroadPhase for QuadTree {
             }
             let bulk = modes[t] == Mode::Bulk;
             let mut order = std::mem::take(&mut stack);
-            self.trees[t].refit(&self.store, bulk, &mut order);
+            self.trees[t].refit(store, bulk, &mut order);
             stack = order;
-            self.insert_pending(t, &mut stack);
+            self.insert_pending(store, t, &mut stack);
             let tree = &mut self.trees[t];
             if tree.proxies == 0 && tree.root == NONE && tree.nodes.capacity() > 0 {
                 tree.clear();
@@ -822,7 +757,7 @@ impl BroadPhase for QuadTree {
             // levels deep instead of 6.
             if bulk && self.settings.rebuild_depth > 0 {
                 let units = tree.rebuild_top(
-                    &self.store,
+                    store,
                     &mut self.locs,
                     &mut self.builder,
                     &mut self.units,
@@ -836,7 +771,7 @@ impl BroadPhase for QuadTree {
             }
         }
         self.order = stack;
-        let (tests, self_tests) = self.find_pairs(&modes);
+        let (tests, self_tests) = self.find_pairs(store, &modes);
         for (t, q) in self.quality.iter_mut().enumerate() {
             q.observe(modes[t] == Mode::Paths, self_tests[t], changed[t]);
         }
@@ -845,14 +780,13 @@ impl BroadPhase for QuadTree {
         // again is deleted, the rest (pairs of two unchanged proxies among them) is kept.
         let mut found = std::mem::take(&mut self.found);
         self.key_sorter.sort(&mut found);
-        let store = &self.store;
         diff_pairs(
             &self.keys,
             &found,
             |slot| store.is_dirty(slot as usize),
             &mut self.merged,
-            &mut self.created,
-            &mut self.deleted,
+            &mut changes.created,
+            &mut changes.deleted,
         );
         std::mem::swap(&mut self.keys, &mut self.merged);
         self.found = found;
@@ -867,39 +801,65 @@ impl BroadPhase for QuadTree {
         if self.found.capacity() > 4 * self.found.len() + 4096 {
             self.found = Vec::new();
         }
-        self.store.tests = tests;
-        self.store
-            .finish_update_listed(&self.created, &self.deleted);
-        self.created.clear();
-        self.deleted.clear();
+        changes.tests = tests;
         // Scratch sized by the pairs of one update: give it back after a burst.
         if self.merged.capacity() > 2 * self.keys.len() + 4096 {
             self.merged = Vec::new();
         }
-        Ok(&self.store.events)
+        Ok(())
     }
 
-    fn pairs(&self) -> &[Pair] {
-        self.store.listed_pairs(|| {
-            vec![PairList {
-                keys: &self.keys,
-                slots: key_slots,
-            }]
-        })
+    fn pair_lists(&self) -> Vec<PairList<'_>> {
+        vec![PairList::new(&self.keys)]
     }
 
-    fn stats(&self) -> Stats {
-        let mut stats = self.store.stats();
+    /// The proxies whose lanes overlap `bounds`, tree by tree.
+    fn candidates(
+        &self,
+        _store: &Store,
+        bounds: &Aabb,
+        visit: &mut dyn FnMut(u32) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
+        let mut stats = QueryStats::default();
+        for tree in &self.trees {
+            tree.walk_box(bounds, &mut stats, &mut *visit)?;
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// The proxies whose lanes the ray enters, walking down the nodes it enters.
+    fn ray_candidates(
+        &self,
+        _store: &Store,
+        ray: &Ray,
+        max_t: f32,
+        _world: &Aabb,
+        visit: &mut dyn FnMut(u32) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
+        for tree in &self.trees {
+            tree.walk_ray(ray, max_t, visit)?;
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn query_aabb(
+        &self,
+        store: &Store,
+        aabb: &Aabb,
+        mask: LayerMask,
+        visit: &mut dyn FnMut(ProxyId) -> ControlFlow<()>,
+    ) -> Option<ControlFlow<()>> {
+        // The trees' lanes hold exact boxes: the walk is the exact test, without the shared
+        // driver's second look at each candidate's box.
+        Some(self.probe_aabb(store, aabb, mask, visit).1)
+    }
+
+    fn stats(&self, _store: &Store, stats: &mut Stats) {
         stats.memory_bytes += self.trees.iter().map(Tree::memory_bytes).sum::<usize>()
             + self.locs.capacity() * 4
             + self.home.capacity()
             + self.builder.memory_bytes()
-            + (self.found.capacity()
-                + self.keys.capacity()
-                + self.merged.capacity()
-                + self.created.capacity()
-                + self.deleted.capacity())
-                * 8
+            + (self.found.capacity() + self.keys.capacity() + self.merged.capacity()) * 8
             + self.key_sorter.memory_bytes()
             + self.units.capacity() * std::mem::size_of::<Unit>()
             + self.order.capacity() * 4;
@@ -913,7 +873,7 @@ impl BroadPhase for QuadTree {
                     .map(|n| t.nodes[n as usize].len())
             })
             .sum();
-        stats.counters = vec![
+        stats.counters.extend([
             ("trees", self.trees.len() as u64),
             ("nodes", nodes as u64),
             ("depth", self.depth() as u64),
@@ -925,8 +885,7 @@ impl BroadPhase for QuadTree {
             ("partial rebuild units", self.partial_units),
             ("full rebuilds", self.full_rebuilds),
             ("fast rebuilds", self.fast_rebuilds),
-        ];
-        stats
+        ]);
     }
 }
 

@@ -5,22 +5,25 @@ use proptest::prelude::*;
 
 use super::*;
 use crate::split_mix::SplitMix64;
-use crate::Group;
+use crate::{BroadPhase, Group};
 
 impl QuadTree {
     /// Checks every tree (links, exact boxes, counts, heights, no marks left) and that every
     /// live proxy is in the tree its description asks for.
     fn check_invariants(&self) {
         let mut total = 0;
-        for tree in &self.trees {
-            total += tree.check(&self.store, &self.locs);
+        for tree in &self.engine.trees {
+            total += tree.check(&self.store, &self.engine.locs);
         }
         assert_eq!(total, self.store.len());
         for slot in 0..self.store.slot_count() {
             if self.store.is_alive(slot) {
-                assert_eq!(self.home[slot], self.tree_for(self.store.desc_at(slot)));
+                assert_eq!(
+                    self.engine.home[slot],
+                    self.engine.tree_for(self.store.desc_at(slot))
+                );
             } else {
-                assert!(self.home.get(slot).map_or(true, |&h| h == NO_TREE));
+                assert!(self.engine.home.get(slot).map_or(true, |&h| h == NO_TREE));
             }
         }
     }
@@ -203,7 +206,7 @@ fn removing_everything_frees_every_node() -> Result<(), Error> {
     qt.update()?;
     qt.check_invariants();
     assert_eq!(qt.node_count(), 0);
-    assert!(qt.trees.iter().all(|t| t.nodes.capacity() == 0));
+    assert!(qt.engine.trees.iter().all(|t| t.nodes.capacity() == 0));
     assert!(qt.stats().memory_bytes < full);
     Ok(())
 }
