@@ -193,10 +193,12 @@ fuzz_target!(|data: &[u8]| {
         .collect();
     let k = usize::from(choice) % (algorithms.len() + 1);
     let result = if k == algorithms.len() {
-        let settings = AbpSettings {
-            boxes_per_column: 2,
-            min_column_extents: 0.0,
-            min_proxies_for_columns: 0,
+        let settings = {
+            let mut s = AbpSettings::default();
+            s.boxes_per_column = 2;
+            s.min_column_extents = 0.0;
+            s.min_proxies_for_columns = 0;
+            s
         };
         check_sequence(
             &|| -> Box<dyn BroadPhase> {

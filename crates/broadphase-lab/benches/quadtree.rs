@@ -204,22 +204,18 @@ const FRAME_CONTENDERS: &[(&str, Make)] = &[
         qt_contender(scene, QuadTreeSettings::default())
     }),
     ("quadtree_jolt_top5", |scene| {
-        qt_contender(
-            scene,
-            QuadTreeSettings {
-                rebuild_depth: 5,
-                ..QuadTreeSettings::default()
-            },
-        )
+        qt_contender(scene, {
+            let mut s = QuadTreeSettings::default();
+            s.rebuild_depth = 5;
+            s
+        })
     }),
     ("quadtree_refit_only", |scene| {
-        qt_contender(
-            scene,
-            QuadTreeSettings {
-                rebuild_cost: f64::INFINITY,
-                ..QuadTreeSettings::default()
-            },
-        )
+        qt_contender(scene, {
+            let mut s = QuadTreeSettings::default();
+            s.rebuild_cost = f64::INFINITY;
+            s
+        })
     }),
     ("parry3d_bvh", |scene| {
         yardstick::checked(Mode::Rapier, scene, CHECK_FRAMES)

@@ -86,9 +86,10 @@ fn contender(name: &str, scene: &Scene) -> Box<dyn Contender> {
         return Box::new(BroadPhaseContender::new(algorithm, config(), scene));
     }
     if name == NO_SLEEP {
-        let settings = SapSettings {
-            sleep_after: None,
-            ..SapSettings::default()
+        let settings = {
+            let mut s = SapSettings::default();
+            s.sleep_after = None;
+            s
         };
         let sap = Sap::with_settings(config(), settings);
         return Box::new(BroadPhaseContender::with_broad_phase(Box::new(sap), scene));

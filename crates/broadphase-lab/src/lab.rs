@@ -153,15 +153,16 @@ pub fn run_strategy(args: &LabArgs, strategy: Strategy) -> Result<LabResult, Err
             let mut bp: Box<dyn BroadPhase> = if strategy == Strategy::Brute {
                 Box::new(BruteForce::new(Config::default()))
             } else {
-                let settings = GridSettings {
-                    cell_size: args.cell_size,
-                    radix_bits: args.radix_bits,
-                    schedule: match args.schedule {
+                let settings = {
+                    let mut s = GridSettings::default();
+                    s.cell_size = args.cell_size;
+                    s.radix_bits = args.radix_bits;
+                    s.schedule = match args.schedule {
                         ScheduleArg::Parity => Schedule::Parity,
                         ScheduleArg::All => Schedule::All,
-                    },
-                    keep_cells: args.keep_cells,
-                    ..GridSettings::default()
+                    };
+                    s.keep_cells = args.keep_cells;
+                    s
                 };
                 Box::new(Grid::with_settings(Config::default(), settings)?)
             };

@@ -45,11 +45,13 @@ pub fn regions(opts: &RegionOptions) -> Result<(String, String), Error> {
             }
             o
         });
-        let settings = MbpSettings {
-            bounds,
-            outer_bounds,
-            subdivisions: opts.subdivisions,
-            up: opts.up,
+        let settings = {
+            let mut s = MbpSettings::default();
+            s.bounds = bounds;
+            s.outer_bounds = outer_bounds;
+            s.subdivisions = opts.subdivisions;
+            s.up = opts.up;
+            s
         };
         Mbp::with_settings(Config::default(), &settings)?
     };

@@ -32,10 +32,12 @@ fn abp_single_threaded_matches_brute_force() {
 fn abp_with_tiny_columns_matches_brute_force() {
     // Columns of a few boxes each, from the first proxy on: most boxes straddle several
     // columns, so leaving, arriving and the once-per-pair rule are exercised everywhere.
-    let settings = broadphase::AbpSettings {
-        boxes_per_column: 2,
-        min_column_extents: 0.0,
-        min_proxies_for_columns: 0,
+    let settings = {
+        let mut s = broadphase::AbpSettings::default();
+        s.boxes_per_column = 2;
+        s.min_column_extents = 0.0;
+        s.min_proxies_for_columns = 0;
+        s
     };
     testing::check_algorithm(|| {
         Box::new(
@@ -185,9 +187,10 @@ fn grid_matches_brute_force() {
 
 #[test]
 fn grid_all_at_once_schedule_matches_brute_force() {
-    let settings = broadphase::GridSettings {
-        schedule: broadphase::Schedule::All,
-        ..Default::default()
+    let settings = {
+        let mut s = broadphase::GridSettings::default();
+        s.schedule = broadphase::Schedule::All;
+        s
     };
     testing::check_algorithm_with(|| grid(settings, Config::default()), &grid_variant());
 }
@@ -199,10 +202,11 @@ fn grid_every_radix_width_matches_brute_force() {
         (11, broadphase::Schedule::All),
         (16, broadphase::Schedule::Parity),
     ] {
-        let settings = broadphase::GridSettings {
-            radix_bits,
-            schedule,
-            ..Default::default()
+        let settings = {
+            let mut s = broadphase::GridSettings::default();
+            s.radix_bits = radix_bits;
+            s.schedule = schedule;
+            s
         };
         testing::check_algorithm_with(|| grid(settings, Config::default()), &grid_variant());
     }
@@ -212,10 +216,11 @@ fn grid_every_radix_width_matches_brute_force() {
 fn grid_sorting_every_entry_every_update_matches_brute_force() {
     // The chapter's way: no box keeps its entries from the last update.
     for schedule in [broadphase::Schedule::Parity, broadphase::Schedule::All] {
-        let settings = broadphase::GridSettings {
-            keep_cells: false,
-            schedule,
-            ..Default::default()
+        let settings = {
+            let mut s = broadphase::GridSettings::default();
+            s.keep_cells = false;
+            s.schedule = schedule;
+            s
         };
         testing::check_algorithm_with(|| grid(settings, Config::default()), &grid_variant());
     }
@@ -226,10 +231,11 @@ fn grid_with_small_cells_matches_brute_force() {
     // Cells smaller than most boxes: most boxes live on coarser levels, and the finer ones
     // visit them; many boxes straddle buckets. Single-threaded, both schedules.
     for schedule in [broadphase::Schedule::Parity, broadphase::Schedule::All] {
-        let settings = broadphase::GridSettings {
-            cell_size: Some(0.3),
-            schedule,
-            ..Default::default()
+        let settings = {
+            let mut s = broadphase::GridSettings::default();
+            s.cell_size = Some(0.3);
+            s.schedule = schedule;
+            s
         };
         testing::check_algorithm_with(
             || grid(settings, Config::default().with_parallel(false)),
@@ -241,9 +247,10 @@ fn grid_with_small_cells_matches_brute_force() {
 #[test]
 fn grid_with_large_cells_matches_brute_force() {
     // Few, crowded cells and a torus that wraps: hash collisions between far cells.
-    let settings = broadphase::GridSettings {
-        cell_size: Some(40.0),
-        ..Default::default()
+    let settings = {
+        let mut s = broadphase::GridSettings::default();
+        s.cell_size = Some(40.0);
+        s
     };
     testing::check_algorithm_with(|| grid(settings, Config::default()), &grid_variant());
 }
@@ -261,23 +268,29 @@ fn sap_variants_match_brute_force() {
     let options = testing::CheckOptions::scaled(500, 250, 12);
     for (settings, parallel) in [
         (
-            broadphase::SapSettings {
-                sleep_after: Some(1),
-                far_move: u32::MAX,
+            {
+                let mut s = broadphase::SapSettings::default();
+                s.sleep_after = Some(1);
+                s.far_move = u32::MAX;
+                s
             },
             false,
         ),
         (
-            broadphase::SapSettings {
-                sleep_after: None,
-                far_move: u32::MAX,
+            {
+                let mut s = broadphase::SapSettings::default();
+                s.sleep_after = None;
+                s.far_move = u32::MAX;
+                s
             },
             true,
         ),
         (
-            broadphase::SapSettings {
-                sleep_after: Some(1),
-                far_move: 0,
+            {
+                let mut s = broadphase::SapSettings::default();
+                s.sleep_after = Some(1);
+                s.far_move = 0;
+                s
             },
             true,
         ),
@@ -371,13 +384,17 @@ fn mbp_with_tiny_derived_regions_and_cells_matches_brute_force() {
     // Regions of a few boxes each (up to 16 × 16 of them) cut into cells of a couple of
     // boxes: most boxes straddle regions and cells, so homes across regions, re-cuts and
     // re-layouts are exercised everywhere.
-    let tuning = broadphase::MbpTuning {
-        boxes_per_region: 4,
-        cells: broadphase::AbpSettings {
-            boxes_per_column: 2,
-            min_column_extents: 0.0,
-            min_proxies_for_columns: 0,
-        },
+    let tuning = {
+        let mut s = broadphase::MbpTuning::default();
+        s.boxes_per_region = 4;
+        s.cells = {
+            let mut s = broadphase::AbpSettings::default();
+            s.boxes_per_column = 2;
+            s.min_column_extents = 0.0;
+            s.min_proxies_for_columns = 0;
+            s
+        };
+        s
     };
     testing::check_algorithm(|| {
         Box::new(broadphase::Mbp::with_tuning(Config::default(), tuning).expect("valid tuning"))
@@ -425,13 +442,15 @@ fn quadtree_with_every_maintenance_matches_brute_force() {
     // Two layer groups (four trees), Jolt's partial rebuild at every bulk update, and a
     // rebuild from scratch whenever a walk costs more than after the last build: the paths
     // the defaults take only in long runs.
-    let settings = broadphase::QuadTreeSettings {
-        layer_groups: vec![
+    let settings = {
+        let mut s = broadphase::QuadTreeSettings::default();
+        s.layer_groups = vec![
             broadphase::LayerMask::of(broadphase::Layer(1)),
             broadphase::LayerMask::ALL,
-        ],
-        rebuild_depth: 3,
-        rebuild_cost: 0.0,
+        ];
+        s.rebuild_depth = 3;
+        s.rebuild_cost = 0.0;
+        s
     };
     testing::check_algorithm_with(
         || {
@@ -499,10 +518,12 @@ fn shifting_a_box_back_past_the_float_range_keeps_the_world_finite() {
         )),
         Op::Update,
     ];
-    let tiny_columns = broadphase::AbpSettings {
-        boxes_per_column: 2,
-        min_column_extents: 0.0,
-        min_proxies_for_columns: 0,
+    let tiny_columns = {
+        let mut s = broadphase::AbpSettings::default();
+        s.boxes_per_column = 2;
+        s.min_column_extents = 0.0;
+        s.min_proxies_for_columns = 0;
+        s
     };
     let make = || -> Box<dyn broadphase::BroadPhase> {
         Box::new(broadphase::Abp::with_settings(Config::default(), tiny_columns).expect("valid"))

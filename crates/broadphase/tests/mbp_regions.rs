@@ -347,14 +347,16 @@ fn run(mbp: &mut Mbp, model: &mut Model, ops: &[Op]) -> Result<(), String> {
 }
 
 fn tiny() -> MbpTuning {
-    MbpTuning {
-        boxes_per_region: 4,
-        cells: AbpSettings {
-            boxes_per_column: 2,
-            min_column_extents: 0.0,
-            min_proxies_for_columns: 0,
-        },
-    }
+    let mut s = MbpTuning::default();
+    s.boxes_per_region = 4;
+    s.cells = {
+        let mut s = AbpSettings::default();
+        s.boxes_per_column = 2;
+        s.min_column_extents = 0.0;
+        s.min_proxies_for_columns = 0;
+        s
+    };
+    s
 }
 
 proptest! {
@@ -428,9 +430,10 @@ fn the_257th_region_is_refused() {
 fn unreal_set_up_makes_the_grid_and_the_four_outer_regions() {
     let inner = Aabb::new([-100.0, -100.0, -10.0], [100.0, 100.0, 10.0]);
     let outer = Aabb::new([-300.0, -200.0, -50.0], [300.0, 200.0, 50.0]);
-    let settings = MbpSettings {
-        outer_bounds: Some(outer),
-        ..MbpSettings::unreal(inner, 16)
+    let settings = {
+        let mut s = MbpSettings::unreal(inner, 16);
+        s.outer_bounds = Some(outer);
+        s
     };
     let mut mbp = Mbp::with_settings(Config::default(), &settings).expect("valid");
     let regions = mbp.regions();
