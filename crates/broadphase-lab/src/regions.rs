@@ -45,14 +45,9 @@ pub fn regions(opts: &RegionOptions) -> Result<(String, String), Error> {
             }
             o
         });
-        let settings = {
-            let mut s = MbpSettings::default();
-            s.bounds = bounds;
-            s.outer_bounds = outer_bounds;
-            s.subdivisions = opts.subdivisions;
-            s.up = opts.up;
-            s
-        };
+        let mut settings = MbpSettings::new(bounds, opts.subdivisions);
+        settings.outer_bounds = outer_bounds;
+        settings.up = opts.up;
         Mbp::with_settings(Config::default(), &settings)?
     };
     let mut ids = mbp.insert_batch(&scene.initial())?;

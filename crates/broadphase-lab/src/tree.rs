@@ -5,7 +5,7 @@
 use std::fmt::Write;
 use std::ops::ControlFlow;
 
-use broadphase::{Aabb, BroadPhase, Config, Error, LayerMask, QuadTree};
+use broadphase::{Aabb, BroadPhase, ChildDump, Config, Error, LayerMask, QuadTree, TreeDump};
 
 use crate::scenes::{Scene, SceneKind};
 
@@ -91,7 +91,69 @@ pub fn tree(opts: &TreeOptions) -> Result<(String, String), Error> {
             per_hit(proxies)
         );
     }
-    Ok((qt.dump_dot(), report))
+    Ok((dot(&qt.dump()), report))
+}
+
+fn fmt_box(b: &Aabb) -> String {
+    format!(
+        "[{:.3}, {:.3}, {:.3}] .. [{:.3}, {:.3}, {:.3}]",
+        b.min[0], b.min[1], b.min[2], b.max[0], b.max[1], b.max[2]
+    )
+}
+
+/// The trees as a Graphviz DOT graph: one cluster per tree, a record per node listing its
+/// children's boxes, an ellipse per proxy. Proxies changed since the last update, and the
+/// nodes above them, are drawn red: what the next update will refit and pair again.
+///
+/// Render it with `dot -Tsvg tree.dot -o tree.svg`.
+pub fn dot(trees: &[TreeDump]) -> String {
+    let colour = |changed: bool| if changed { "red" } else { "black" };
+    let mut out = String::from("digraph quadtree {\n  node [fontname=\"monospace\"];\n");
+    for (t, tree) in trees.iter().enumerate() {
+        let kind = if tree.fixed { "fixed" } else { "dynamic" };
+        let _ = writeln!(
+            out,
+            "  subgraph cluster_{t} {{\n    label=\"tree {t}: {kind}, layer group {}, \
+             {} proxies, {} nodes, depth {}\";",
+            tree.layer_group,
+            tree.proxies,
+            tree.nodes.len(),
+            tree.depth
+        );
+        for node in &tree.nodes {
+            let n = node.index;
+            let mut label = format!(
+                "node {n} | {} proxies, height {}",
+                node.proxies, node.height
+            );
+            for (lane, (bounds, _)) in node.lanes.iter().enumerate() {
+                let _ = write!(label, " | <l{lane}> {}", fmt_box(bounds));
+            }
+            let _ = writeln!(
+                out,
+                "    t{t}n{n} [shape=record, color={}, label=\"{{{label}}}\"];",
+                colour(node.changed)
+            );
+            for (lane, (_, child)) in node.lanes.iter().enumerate() {
+                match *child {
+                    ChildDump::Node(c) => {
+                        let _ = writeln!(out, "    t{t}n{n}:l{lane} -> t{t}n{c};");
+                    }
+                    ChildDump::Proxy { id, changed } => {
+                        let s = id.index();
+                        let _ = writeln!(
+                            out,
+                            "    p{s} [label=\"{id}\", color={}];\n    t{t}n{n}:l{lane} -> p{s};",
+                            colour(changed)
+                        );
+                    }
+                }
+            }
+        }
+        out.push_str("  }\n");
+    }
+    out.push_str("}\n");
+    out
 }
 
 /// `count` boxes of half-size 5 at places spread over the scene's bounds, from a fixed
@@ -148,5 +210,33 @@ mod tests {
         }
         // Jolt's one-by-one chain would be thousands deep here.
         assert!(depths[1] <= 2 * depths[0], "depths {depths:?}");
+    }
+
+    /// A moved proxy and the nodes above it are drawn red until the next update.
+    #[test]
+    fn changed_proxies_are_drawn_red() -> Result<(), Error> {
+        let mut qt = QuadTree::new(Config::default());
+        let items: Vec<_> = (0..200)
+            .map(|i| {
+                let lo = [(i % 10) as f32 * 3.0, (i / 10) as f32 * 3.0, 0.0];
+                (
+                    Aabb::new(lo, lo.map(|c| c + 1.0)),
+                    broadphase::ProxyDesc::dynamic(),
+                )
+            })
+            .collect();
+        let ids = qt.insert_batch(&items)?;
+        qt.update()?;
+        assert!(!dot(&qt.dump()).contains("color=red"));
+        qt.set_aabb(ids[7], Aabb::new([100.0; 3], [101.0; 3]))?;
+        let graph = dot(&qt.dump());
+        assert!(
+            graph.contains(&format!("label=\"{}\", color=red", ids[7])),
+            "{graph}"
+        );
+        assert!(graph.contains("color=red, label=\"{node"), "{graph}");
+        qt.update()?;
+        assert!(!dot(&qt.dump()).contains("color=red"));
+        Ok(())
     }
 }

@@ -84,7 +84,7 @@ pub use id::{Pair, ProxyId};
 pub use mbp::{
     regions_from_bounds, Mbp, MbpSettings, MbpTuning, RegionId, RegionInfo, MAX_REGIONS,
 };
-pub use quadtree::{QuadTree, QuadTreeSettings, QueryStats};
+pub use quadtree::{ChildDump, NodeDump, QuadTree, QuadTreeSettings, QueryStats, TreeDump};
 pub use query::{CastHit, Obb, Ray, RayHit};
 pub use sap::{Sap, SapSettings};
 

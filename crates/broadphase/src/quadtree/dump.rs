@@ -1,52 +1,96 @@
-//! The trees as Graphviz DOT (Jolt's `JPH_DUMP_BROADPHASE_TREE`, at any moment and without
-//! rebuilding anything).
-
-use std::fmt::Write;
+//! The trees as data (Jolt's `JPH_DUMP_BROADPHASE_TREE`, at any moment and without rebuilding
+//! anything): what `bplab tree` draws as Graphviz DOT.
 
 use super::node::{Child, LANES, NONE};
 use super::tree::Tree;
 use super::QuadTree;
 use crate::store::Store;
-use crate::Aabb;
+use crate::{Aabb, ProxyId};
 
-fn fmt_box(b: &Aabb) -> String {
-    format!(
-        "[{:.3}, {:.3}, {:.3}] .. [{:.3}, {:.3}, {:.3}]",
-        b.min[0], b.min[1], b.min[2], b.max[0], b.max[1], b.max[2]
-    )
+/// One tree of a [`QuadTree`] ([`QuadTree::dump`]).
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct TreeDump {
+    /// Whether the tree holds the fixed proxies of its layer group (else the dynamic ones).
+    pub fixed: bool,
+    /// The layer group ([`QuadTreeSettings::layer_groups`](crate::QuadTreeSettings)).
+    pub layer_group: usize,
+    /// Proxies in the tree.
+    pub proxies: usize,
+    /// Its depth (1 when the root holds proxies only; 0 when empty).
+    pub depth: usize,
+    /// Its nodes from the root down (pre-order); empty when the tree is.
+    pub nodes: Vec<NodeDump>,
+}
+
+/// A node of a [`TreeDump`].
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct NodeDump {
+    /// The node's index, which [`ChildDump::Node`] names.
+    pub index: u32,
+    /// Proxies below it.
+    pub proxies: u32,
+    /// Its height (1 when all its children are proxies).
+    pub height: u32,
+    /// Whether a proxy below it changed since the last update: the next update refits this
+    /// node and pairs that proxy again.
+    pub changed: bool,
+    /// Its occupied lanes: each lane's box and child.
+    pub lanes: Vec<(Aabb, ChildDump)>,
+}
+
+/// What a lane of a [`NodeDump`] holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChildDump {
+    /// A node, by [`NodeDump::index`].
+    Node(u32),
+    /// A proxy, and whether it changed since the last update.
+    Proxy {
+        /// The proxy.
+        id: ProxyId,
+        /// Whether it changed since the last update.
+        changed: bool,
+    },
 }
 
 impl QuadTree {
-    /// The trees as a Graphviz DOT graph: one cluster per tree, a record per node listing its
-    /// children's boxes, an ellipse per proxy. Proxies changed since the last update, and the
-    /// nodes above them, are drawn red: what the next update will refit and pair again.
+    /// The trees as data: two per layer group (fixed, then dynamic), each node with its
+    /// lanes' boxes and children, proxies and nodes above them marked when they changed since
+    /// the last update. `bplab tree` draws it as Graphviz DOT.
     ///
-    /// Render it with `dot -Tsvg tree.dot -o tree.svg`.
+    /// ```
+    /// use broadphase::{Aabb, BroadPhase, ChildDump, Config, ProxyDesc, QuadTree};
+    /// let mut bp = QuadTree::new(Config::default());
+    /// let a = bp.insert(Aabb::new([0.0; 3], [1.0; 3]), ProxyDesc::dynamic())?;
+    /// bp.update()?;
+    /// bp.set_aabb(a, Aabb::new([2.0; 3], [3.0; 3]))?;
+    /// let dynamic = &bp.dump()[1];
+    /// assert_eq!(dynamic.proxies, 1);
+    /// assert!(dynamic.nodes[0].changed);
+    /// assert!(matches!(dynamic.nodes[0].lanes[0].1, ChildDump::Proxy { id, changed: true } if id == a));
+    /// # Ok::<(), broadphase::Error>(())
+    /// ```
     #[must_use]
-    pub fn dump_dot(&self) -> String {
-        let mut out = String::from("digraph quadtree {\n  node [fontname=\"monospace\"];\n");
-        for (t, tree) in self.engine.trees.iter().enumerate() {
-            let kind = if t % 2 == 0 { "fixed" } else { "dynamic" };
-            let _ = writeln!(
-                out,
-                "  subgraph cluster_{t} {{\n    label=\"tree {t}: {kind}, layer group {}, \
-                 {} proxies, {} nodes, depth {}\";",
-                t / 2,
-                tree.proxies,
-                tree.node_count(),
-                tree.depth()
-            );
-            dump_tree(&self.store, t, tree, &mut out);
-            out.push_str("  }\n");
-        }
-        out.push_str("}\n");
-        out
+    pub fn dump(&self) -> Vec<TreeDump> {
+        self.engine
+            .trees
+            .iter()
+            .enumerate()
+            .map(|(t, tree)| TreeDump {
+                fixed: t % 2 == 0,
+                layer_group: t / 2,
+                proxies: tree.proxies,
+                depth: tree.depth(),
+                nodes: dump_nodes(&self.store, tree),
+            })
+            .collect()
     }
 }
 
-fn dump_tree(store: &Store, t: usize, tree: &Tree, out: &mut String) {
+fn dump_nodes(store: &Store, tree: &Tree) -> Vec<NodeDump> {
     if tree.root == NONE {
-        return;
+        return Vec::new();
     }
     // Pre-order, then reversed: a node is marked when a proxy below it changed.
     let mut order = vec![tree.root];
@@ -61,35 +105,36 @@ fn dump_tree(store: &Store, t: usize, tree: &Tree, out: &mut String) {
         let node = &tree.nodes[n as usize];
         marked[n as usize] = node.child.iter().any(|&c| changed(store, c, &marked));
     }
-    for &n in &order {
-        let node = &tree.nodes[n as usize];
-        let colour = if marked[n as usize] { "red" } else { "black" };
-        let mut label = format!("node {n} | {} proxies, height {}", node.count, node.height);
-        for lane in 0..LANES {
-            if !node.child[lane].is_empty() {
-                let _ = write!(label, " | <l{lane}> {}", fmt_box(&node.lane_box(lane)));
+    order
+        .iter()
+        .map(|&n| {
+            let node = &tree.nodes[n as usize];
+            let lanes = (0..LANES)
+                .filter_map(|lane| {
+                    let c = node.child[lane];
+                    let child = if c.is_node() {
+                        ChildDump::Node(c.index())
+                    } else if c.is_proxy() {
+                        let s = c.index() as usize;
+                        ChildDump::Proxy {
+                            id: store.id_at(s),
+                            changed: store.is_dirty(s),
+                        }
+                    } else {
+                        return None;
+                    };
+                    Some((node.lane_box(lane), child))
+                })
+                .collect();
+            NodeDump {
+                index: n,
+                proxies: node.count,
+                height: u32::from(node.height),
+                changed: marked[n as usize],
+                lanes,
             }
-        }
-        let _ = writeln!(
-            out,
-            "    t{t}n{n} [shape=record, color={colour}, label=\"{{{label}}}\"];"
-        );
-        for lane in 0..LANES {
-            let c = node.child[lane];
-            if c.is_node() {
-                let _ = writeln!(out, "    t{t}n{n}:l{lane} -> t{t}n{};", c.index());
-            } else if c.is_proxy() {
-                let s = c.index() as usize;
-                let dirty = store.is_dirty(s);
-                let _ = writeln!(
-                    out,
-                    "    p{s} [label=\"{}\", color={}];\n    t{t}n{n}:l{lane} -> p{s};",
-                    store.id_at(s),
-                    if dirty { "red" } else { "black" }
-                );
-            }
-        }
-    }
+        })
+        .collect()
 }
 
 fn changed(store: &Store, c: Child, marked: &[bool]) -> bool {

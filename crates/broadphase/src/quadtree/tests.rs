@@ -222,14 +222,24 @@ fn optimize_keeps_the_answers_and_the_dump_marks_changes() -> Result<(), Error> 
     qt.update()?;
     let pairs = qt.pairs().len();
     qt.set_aabb(ids[7], Aabb::new([100.0; 3], [101.0; 3]))?;
-    let dot = qt.dump_dot();
-    assert!(dot.contains(&format!("label=\"{}\", color=red", ids[7])));
-    assert!(dot.contains("color=red, label=\"{node"));
+    let changed_proxies = |qt: &QuadTree| -> Vec<ProxyId> {
+        let nodes = qt.dump().into_iter().flat_map(|t| t.nodes);
+        let lanes = nodes.flat_map(|n| n.lanes);
+        lanes
+            .filter_map(|(_, c)| match c {
+                ChildDump::Proxy { id, changed: true } => Some(id),
+                _ => None,
+            })
+            .collect()
+    };
+    assert_eq!(changed_proxies(&qt), [ids[7]]);
+    assert!(qt.dump()[1].nodes[0].changed, "the root above it is marked");
     qt.optimize();
     qt.update()?;
     qt.check_invariants();
     assert!(qt.pairs().len() <= pairs);
-    assert!(!qt.dump_dot().contains("color=red"));
+    assert!(changed_proxies(&qt).is_empty());
+    assert!(qt.dump().iter().flat_map(|t| &t.nodes).all(|n| !n.changed));
     Ok(())
 }
 
