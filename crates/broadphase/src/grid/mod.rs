@@ -36,7 +36,12 @@
 
 mod bucket;
 mod chapter;
+mod collision_cell;
+mod context;
+mod entries;
+mod found;
 mod layout;
+mod record;
 mod scan;
 mod settings;
 
@@ -48,9 +53,11 @@ use crate::par::{self, each_mut as run_each, SORT_BOTH_MIN};
 use crate::query::{segment_bounds, Ray};
 use crate::store::Store;
 use crate::{Aabb, Algorithm, Config, Error, Stats};
-use bucket::{record_flags, Bucket, Context, Record, LEFT, MOVED, MOVED_FIXED, SLOT};
+use bucket::{Bucket, LEFT, MOVED, MOVED_FIXED};
 pub use chapter::{SortAndSweep, SweepFigures};
+use context::Context;
 use layout::{Layout, LevelGrid, FINE_SPAN};
+use record::{record_flags, Record, SLOT};
 pub use settings::{GridSettings, Schedule};
 
 /// The fewest slots worth a dealer of their own: deals run in parallel over chunks of slots.

@@ -6,7 +6,8 @@
 //! visits it: hundreds of entries, of which about half overlap a planet's box. There a scalar
 //! loop runs one test per entry; the AVX2 loop runs eight, without a branch per entry.
 
-use super::bucket::{DIRTY, FIRST_ALL, FIXED};
+use super::entries::FIRST_ALL;
+use super::record::{DIRTY, FIXED};
 
 /// The entries of one collision cell, in cell order: control bits, slots with flags, and the
 /// boxes' keys as six columns (see [`Cell::cols`]).
