@@ -17,7 +17,7 @@ use super::entries::{
     merge_entries, next_set, run_end, same_as_next, write_entries, Extent, CHANGED, HOME_ALL, INDEX,
 };
 use super::found::{
-    ordered_key, ordered_slots, tester_part, RowKeys, Sink, SinkKind, MAX_ROW_WORDS,
+    ordered_key, ordered_slots, tester_part, PairSink, PairSinkKind, RowKeys, MAX_ROW_WORDS,
 };
 use super::layout::LevelGrid;
 use super::record::{box_keys, Record, DIRTY, FIXED, SLOT};
@@ -55,7 +55,8 @@ pub(crate) struct Bucket {
     merged_vals: Vec<u32>,
     /// The box and slot of each entry of the collision cells of [`LONG_RUN`] entries or more,
     /// in order, the boxes as six columns of signed keys for the wide scan
-    /// ([`scan::Cell::cols`]). A shorter cell's tests read its records.
+    /// ([`RunColumns::cols`](super::scan::RunColumns::cols)). A shorter cell's tests read its
+    /// records.
     cols: [Vec<i32>; 6],
     col_slots: Vec<u32>,
     /// The collision cells, sorted by key; those of type `t` are
@@ -68,12 +69,12 @@ pub(crate) struct Bucket {
     /// The later entries a resident overlaps, while its cell is tested (scratch).
     hits: Vec<u32>,
     /// How this update's tests record the pairs they find.
-    sink: SinkKind,
-    /// Keys of the pairs found this update: pair keys ([`SinkKind::Keys`]), or record keys
-    /// sorted, then made ordered keys ([`SinkKind::RecordKeys`]); unused with
-    /// [`SinkKind::Rows`], whose keys are read off the rows.
+    sink: PairSinkKind,
+    /// Keys of the pairs found this update: pair keys ([`PairSinkKind::Keys`]), or record keys
+    /// sorted, then made ordered keys ([`PairSinkKind::RecordKeys`]); unused with
+    /// [`PairSinkKind::Rows`], whose keys are read off the rows.
     found: Vec<u64>,
-    /// [`SinkKind::Rows`]: one row of bits per resident, one bit per record: the records a
+    /// [`PairSinkKind::Rows`]: one row of bits per resident, one bit per record: the records a
     /// resident found a pair with.
     rows: Vec<u64>,
     row_words: usize,
@@ -142,10 +143,10 @@ impl Bucket {
         self.moved_to.clear();
         let mut kept = 0;
         for i in 0..self.records.len() {
-            // Only a moved box is read: in a frame where few move, asking for every box would
+            // Only a moved box is read: in a frame where few move, prefetching every box would
             // fill the memory bus with lines nobody reads.
-            if let Some(ahead) = self.records.get(i + STAY_AHEAD) {
-                let s = (ahead.slot & SLOT) as usize;
+            if let Some(next) = self.records.get(i + PREFETCH_DISTANCE) {
+                let s = (next.slot & SLOT) as usize;
                 if fates.get(s).is_some_and(|&f| f & MOVED != 0) {
                     prefetch_whole(store.aabb_at(s));
                 }
@@ -301,14 +302,14 @@ impl Bucket {
         let words = self.records.len().div_ceil(64);
         let matrix = self.residents.saturating_mul(words);
         self.sink = if !by_record {
-            SinkKind::Keys
+            PairSinkKind::Keys
         } else if matrix <= MAX_ROW_WORDS && matrix <= 2 * found_before + 64 {
             self.row_words = words;
             self.rows.clear();
             self.rows.resize(self.residents * words, 0);
-            SinkKind::Rows
+            PairSinkKind::Rows
         } else {
-            SinkKind::RecordKeys
+            PairSinkKind::RecordKeys
         };
     }
 
@@ -323,9 +324,9 @@ impl Bucket {
         };
         let mut tests = 0;
         let mut sink = match self.sink {
-            SinkKind::Keys => Sink::Keys(&mut self.found),
-            SinkKind::RecordKeys => Sink::RecordKeys(&mut self.found),
-            SinkKind::Rows => Sink::Rows {
+            PairSinkKind::Keys => PairSink::Keys(&mut self.found),
+            PairSinkKind::RecordKeys => PairSink::RecordKeys(&mut self.found),
+            PairSinkKind::Rows => PairSink::Rows {
                 bits: &mut self.rows,
                 words: self.row_words,
             },
@@ -348,7 +349,7 @@ impl Bucket {
     /// Diffs the pairs found against the bucket's pairs of the last update.
     pub fn diff(&mut self, ctx: &Context<'_>) {
         let store = ctx.store;
-        if self.sink != SinkKind::Keys {
+        if self.sink != PairSinkKind::Keys {
             let residents = self.residents;
             self.other_keys.clear();
             self.other_keys.extend(
@@ -363,7 +364,7 @@ impl Bucket {
         self.deleted.clear();
         let changed = |slot: u32| store.is_dirty(slot as usize);
         let found = match self.sink {
-            SinkKind::Keys => {
+            PairSinkKind::Keys => {
                 self.key_sorter.sort(&mut self.found);
                 diff_pairs(
                     &self.pairs,
@@ -375,7 +376,7 @@ impl Bucket {
                 );
                 self.found.len()
             }
-            SinkKind::RecordKeys => {
+            PairSinkKind::RecordKeys => {
                 // Records are in slot order, residents then visitors (see `ordered_key`): the
                 // sorted record keys stay sorted as ordered keys, the keys last update's pairs
                 // are kept under.
@@ -396,7 +397,7 @@ impl Bucket {
                 );
                 self.found.len()
             }
-            SinkKind::Rows => {
+            PairSinkKind::Rows => {
                 // Row by row, bit by bit: the keys in order with no sort, read as they are
                 // merged (never written out).
                 let rows = RowKeys::new(&self.rows, self.row_words, others);
@@ -419,7 +420,7 @@ impl Bucket {
     /// Whether the bucket's pairs are kept under [`ordered_key`]s (a level of
     /// [`Context::by_record`]), rather than pair keys.
     fn ordered(&self) -> bool {
-        self.sink != SinkKind::Keys
+        self.sink != PairSinkKind::Keys
     }
 
     /// The bucket's pairs, and how to read their keys.
@@ -483,6 +484,6 @@ pub(crate) const MOVED_FIXED: u8 = MOVED | 4;
 
 /// `moved_to` of a record dropped by [`Bucket::update`].
 const GONE: u32 = u32::MAX;
-/// Records ahead of the one being refreshed whose box is asked for ([`Bucket::update`]): the
-/// records of a bucket name slots all over the store.
-const STAY_AHEAD: usize = 16;
+/// How many records ahead of the one being refreshed [`Bucket::update`] prefetches the box
+/// (of a moved box only): the records of a bucket name slots all over the store.
+const PREFETCH_DISTANCE: usize = 16;

@@ -16,17 +16,17 @@
 
 use super::context::Context;
 use super::entries::INDEX;
-use super::found::Sink;
+use super::found::PairSink;
 use super::record::{BoxKeys, Record, SLOT};
 use super::scan;
 
 /// A collision cell: a run of entries of one cell, residents first.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Run {
-    /// Where its entries start in `keys` and `vals`.
+    /// Where its entries start in the bucket's `keys` and `vals`.
     pub start: u32,
-    /// Where its boxes start in `cols` and `col_slots` for a cell of [`LONG_RUN`] entries or
-    /// more (0 for a shorter cell, whose tests read its records).
+    /// Where its boxes start in the bucket's `cols` and `col_slots` for a cell of [`LONG_RUN`]
+    /// entries or more (0 for a shorter cell, whose tests read its records).
     pub at: u32,
     pub len: u32,
     /// Entries at the start of the run whose box lives on this level.
@@ -65,7 +65,7 @@ fn emit(
     ctx: &Context<'_>,
     i: usize,
     hits: &[u32],
-    found: &mut Sink<'_>,
+    found: &mut PairSink<'_>,
 ) {
     for &j in hits {
         let j = j as usize;
@@ -100,7 +100,7 @@ pub(crate) fn test_run(
     wrapping_bucket: Option<usize>,
     ctx: &Context<'_>,
     hits: &mut Vec<u32>,
-    found: &mut Sink<'_>,
+    found: &mut PairSink<'_>,
 ) -> u64 {
     let (s, len) = (run.start as usize, run.len as usize);
     if hits.len() < len {
@@ -162,10 +162,10 @@ fn test_long_run(
     wrapping_bucket: Option<usize>,
     ctx: &Context<'_>,
     hits: &mut [u32],
-    found: &mut Sink<'_>,
+    found: &mut PairSink<'_>,
 ) -> u64 {
     let (at, len) = (run.at as usize, run.len as usize);
-    let cell = scan::Cell {
+    let cell = scan::RunColumns {
         vals,
         slots: &slots[at..at + len],
         cols: std::array::from_fn(|k| &cols[k][at..at + len]),

@@ -2,8 +2,8 @@
 //! runs of one cell are found in the sorted entries, and how kept and new entries merge.
 //!
 //! Each box writes one entry per cell it covers in the bucket: the cell's id (the sort key) and
-//! the box's record index with control bits (the value). The entry of the box's home cell (the
-//! one holding its centre) is marked home; the others are its phantoms. After the stable radix
+//! the box's record index with control bits (the value). The entry of the box's home cell (see
+//! [`super`]) is marked home; the others are its phantoms. After the stable radix
 //! sort the entries of one cell are a run; a run with two boxes or more, one of them living on
 //! this level, is a collision cell.
 

@@ -4,8 +4,8 @@
 //! must be sorted too. A bucket built afresh (every coarse level) holds its records in slot
 //! order, residents then visitors, and each pair is tested by a resident: the pair is then a
 //! bit in its tester's row of a bit matrix (resident × record), and reading the rows in order
-//! gives the pairs sorted, with no sort ([`SinkKind::Rows`]); the diff reads them off the rows as
-//! it merges, without writing them out ([`RowKeys`]). Their keys name the tester's slot,
+//! gives the pairs sorted, with no sort ([`PairSinkKind::Rows`]); the diff reads them off the
+//! rows as it merges, without writing them out ([`RowKeys`]). Their keys name the tester's slot,
 //! whether the other box is a visitor, and its slot ([`ordered_key`]), an order that holds from
 //! one update to the next. On `sizes` (3.4 million planet–asteroid pairs a frame) sorting the
 //! keys was a quarter of the frame. Level 0, whose kept records are out of slot order, sorts
@@ -13,7 +13,7 @@
 
 use crate::pairs::pair_key;
 
-/// The most words of [`SinkKind::Rows`]' bits per bucket (256 KB): past that, a bucket with
+/// The most words of [`PairSinkKind::Rows`]' bits per bucket (256 KB): past that, a bucket with
 /// that many residents and records sorts record keys instead (as does a bucket whose matrix
 /// would be sparse). Small with the `testing` feature, so that the differential suite takes
 /// both ways.
@@ -24,7 +24,7 @@ pub(crate) const MAX_ROW_WORDS: usize = 48;
 
 /// How a bucket's tests record the pairs they find this update.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) enum SinkKind {
+pub(crate) enum PairSinkKind {
     /// Pair keys, sorted before the diff (a level whose records are out of slot order).
     #[default]
     Keys,
@@ -34,21 +34,21 @@ pub(crate) enum SinkKind {
     Rows,
 }
 
-/// Where the tests put the pairs they find (see [`SinkKind`]).
-pub(crate) enum Sink<'a> {
+/// Where the tests put the pairs they find (see [`PairSinkKind`]).
+pub(crate) enum PairSink<'a> {
     Keys(&'a mut Vec<u64>),
     RecordKeys(&'a mut Vec<u64>),
     Rows { bits: &'a mut [u64], words: usize },
 }
 
-impl Sink<'_> {
+impl PairSink<'_> {
     /// Records the pair of records `i` (a resident, the tester) and `j`, with slots `x`, `y`.
     #[inline(always)]
     pub fn add(&mut self, i: u32, j: u32, x: u32, y: u32) {
         match self {
-            Sink::Keys(keys) => keys.push(pair_key(x, y)),
-            Sink::RecordKeys(keys) => keys.push(record_key(i, j)),
-            Sink::Rows { bits, words } => {
+            PairSink::Keys(keys) => keys.push(pair_key(x, y)),
+            PairSink::RecordKeys(keys) => keys.push(record_key(i, j)),
+            PairSink::Rows { bits, words } => {
                 // In bounds: the tester is a resident and `j` a record of the bucket, which
                 // the rows were sized for.
                 bits[i as usize * *words + (j as usize >> 6)] |= 1 << (j & 63);
@@ -57,19 +57,20 @@ impl Sink<'_> {
     }
 }
 
-/// The key of a pair found on a level of [`Context::by_record`](super::context::Context::by_record) until it is sorted: the record
-/// indices of the resident that tested it and of the later entry. Indices below 2^24 (one
-/// record per box and bucket).
+/// The key of a pair found on a level of [`by_record`](super::context::Context::by_record) until
+/// it is sorted: the record indices of the resident that tested it and of the later entry.
+/// Indices below 2^24 (one record per box and bucket).
 #[inline(always)]
 fn record_key(i: u32, j: u32) -> u64 {
     (u64::from(i) << 32) | u64::from(j)
 }
 
-/// The key a pair of a level of [`Context::by_record`](super::context::Context::by_record) is kept under: the slot of the resident
-/// that tests it, whether the other box is a visitor, the other's slot. Keys sort as the record
-/// keys of one update do (records hold residents then visitors, each in slot order), and a pair
-/// keeps its key from one update to the next while its boxes keep their levels: a pair of two
-/// residents is tested by the one with the smaller slot, a pair with a visitor by the resident.
+/// The key a pair of a level of [`by_record`](super::context::Context::by_record) is kept under:
+/// the slot of the resident that tests it, whether the other box is a visitor, the other's slot.
+/// Keys sort as the record keys of one update do (records hold residents then visitors, each in
+/// slot order), and a pair keeps its key from one update to the next while its boxes keep their
+/// levels: a pair of two residents is tested by the one with the smaller slot, a pair with a
+/// visitor by the resident.
 #[inline(always)]
 pub(crate) fn ordered_key(tester: u32, visitor: bool, other: u32) -> u64 {
     (u64::from(tester) << 33) | (u64::from(visitor) << 32) | u64::from(other)
@@ -88,7 +89,7 @@ pub(crate) fn ordered_slots(k: u64) -> (u32, u32) {
     ((k >> 33) as u32, k as u32)
 }
 
-/// The [`ordered_key`]s of a bucket's bit rows ([`SinkKind::Rows`]), in order: row by row
+/// The [`ordered_key`]s of a bucket's bit rows ([`PairSinkKind::Rows`]), in order: row by row
 /// (testers in slot order), bit by bit.
 pub(crate) struct RowKeys<'a> {
     rows: &'a [u64],

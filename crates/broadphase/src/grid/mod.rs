@@ -1,15 +1,16 @@
 //! `Grid`: uniform-grid spatial subdivision, GPU Gems 3 chapter 32 on the CPU.
 //!
-//! Each update, every box writes the ids of the cells it covers: its home cell (the one holding
-//! its centre) and its phantom cells (the others). The ids, with the box's index and control
-//! bits, are sorted by a stable radix sort; the entries of one cell then form a run, and a run
-//! of two boxes or more is a collision cell, whose boxes are tested pairwise. Each pair is
-//! tested in exactly one cell, chosen by the control bits (see [`bucket`]), so no table of pairs
+//! Each update, every box writes the ids of the cells it covers. Its *home cell* (on a level) is
+//! the one cell of the level holding the box's centre, the chapter's centroid cell; the other
+//! cells it covers are its *phantom cells*. The ids, with the box's index and control bits, are
+//! sorted by a stable radix sort; the entries of one cell then form a run, and a run of two
+//! boxes or more is a collision cell, whose boxes are tested pairwise. Each pair is tested in
+//! exactly one cell, chosen by the control bits (see [`collision_cell`]), so no table of pairs
 //! already tested is needed.
 //!
 //! On the CPU the sort is organised for the cache. A cell id is hashed by wrapping the grid onto
 //! a torus ([`layout`]); its high bits name a bucket and its low bits a cell inside the bucket.
-//! The boxes are dealt in slot order into the buckets they touch (the sort's first, most
+//! The boxes are binned in slot order into the buckets they touch (the sort's first, most
 //! significant digit), and each bucket then sorts its own entries with the least significant
 //! digits, tests its collision cells and diffs its pairs against its sorted pairs of the last
 //! update — all in cache, and each bucket independently, so buckets run in parallel. The
@@ -18,7 +19,7 @@
 //!
 //! Beyond the chapter, the fine level keeps its buckets from one update to the next: a box
 //! that moves but covers the same fine cells (lowest cell, spans and home cell, compared with
-//! the last update's in slot order) is not dealt again; its buckets read its new box into the
+//! the last update's in slot order) is not binned again; its buckets read its new box into the
 //! records they keep, drop the records of the boxes that left, and sort only the arrivals'
 //! entries, merged into the kept ones ([`GridSettings::keep_cells`], on by default). A
 //! collision cell none of whose boxes changed has nothing to test (the diff keeps its pairs):
@@ -60,19 +61,19 @@ use layout::{Layout, LevelGrid, FINE_SPAN};
 use record::{record_flags, Record, SLOT};
 pub use settings::{GridSettings, Schedule};
 
-/// The fewest slots worth a dealer of their own: deals run in parallel over chunks of slots.
+/// The fewest slots worth a binner of their own: binning runs in parallel over chunks of slots.
 const MIN_CHUNK: usize = 1 << 14;
-/// `Dealer::levels` of a slot that is not live.
+/// `Binner::levels` of a slot that is not live.
 const NO_LEVEL: u8 = u8::MAX;
 
-/// The records one dealer dealt to the buckets of one level.
+/// The records one binner scattered to the buckets of one level.
 #[derive(Clone, Debug, Default)]
-struct Hand {
+struct LevelBins {
     residents: Vec<Vec<Record>>,
     visitors: Vec<Vec<Record>>,
 }
 
-impl Hand {
+impl LevelBins {
     fn reset(&mut self, buckets: usize) {
         self.residents.resize_with(buckets, Vec::new);
         self.visitors.resize_with(buckets, Vec::new);
@@ -82,9 +83,9 @@ impl Hand {
         self.visitors.iter_mut().for_each(Vec::clear);
     }
 
-    /// Deals a record to every bucket holding one of its cells (once per bucket).
+    /// Scatters a record to every bucket holding one of its cells (once per bucket).
     #[inline]
-    fn deal(&mut self, g: &LevelGrid, rec: Record, hi: [i32; 3], resident: bool) {
+    fn scatter(&mut self, g: &LevelGrid, rec: Record, hi: [i32; 3], resident: bool) {
         let lists = if resident {
             &mut self.residents
         } else {
@@ -111,11 +112,11 @@ impl Hand {
     }
 }
 
-/// Deals one chunk of slots.
+/// Bins one chunk of slots into the buckets.
 #[derive(Clone, Debug, Default)]
-struct Dealer {
+struct Binner {
     /// Per level of the grid (same order as `GridEngine::levels`).
-    hands: Vec<Hand>,
+    bins: Vec<LevelBins>,
     /// The level of each slot of the chunk ([`NO_LEVEL`] when not live).
     levels: Vec<u8>,
     /// Residents per level (indexed by level number) of the chunk's boxes above level 0.
@@ -151,19 +152,19 @@ impl Placement {
     }
 }
 
-/// What one dealer owns of the per-slot state: its chunk's placements and fates.
+/// What one binner owns of the per-slot state: its chunk's placements and fates.
 struct ChunkState<'a> {
     placed: &'a mut [Placement],
     fates: &'a mut [u8],
 }
 
-impl Dealer {
-    /// Pass 1: deals the chunk's level-0 boxes and finds the level of the others. With
-    /// `keep`, a level-0 box that covers the cells it covered at the last update is not dealt
+impl Binner {
+    /// Pass 1: bins the chunk's level-0 boxes and finds the level of the others. With
+    /// `keep`, a level-0 box that covers the cells it covered at the last update is not binned
     /// (its records stay in their buckets); every other box that was on level 0 is marked as
     /// leaving, so that its buckets drop its records.
     #[allow(clippy::too_many_arguments)]
-    fn deal_fine(
+    fn bin_fine(
         &mut self,
         chunk: usize,
         chunk_size: usize,
@@ -175,8 +176,8 @@ impl Dealer {
         state: &mut ChunkState<'_>,
     ) {
         let start = chunk * chunk_size;
-        self.hands.resize_with(1, Hand::default);
-        self.hands[0].reset(fine_buckets);
+        self.bins.resize_with(1, LevelBins::default);
+        self.bins[0].reset(fine_buckets);
         self.levels.clear();
         self.upper.clear();
         self.outside = 0;
@@ -221,7 +222,7 @@ impl Dealer {
                 }
                 *placed = now;
                 let rec = Record::new(aabb, record_flags(store, slot, all_dirty), lo, hi, home);
-                self.hands[0].deal(g, rec, hi, true);
+                self.bins[0].scatter(g, rec, hi, true);
             } else {
                 *placed = Placement::NONE;
                 let level = layout.level_of(aabb, &(lo, hi)) as usize;
@@ -234,9 +235,9 @@ impl Dealer {
         }
     }
 
-    /// Pass 2: deals the boxes of the coarser levels, and every box of a finer level to the
+    /// Pass 2: bins the boxes of the coarser levels, and every box of a finer level to the
     /// coarser levels that have boxes, as a visitor.
-    fn deal_coarse(
+    fn bin_coarse(
         &mut self,
         chunk: usize,
         chunk_size: usize,
@@ -244,9 +245,9 @@ impl Dealer {
         levels: &[Level],
         all_dirty: bool,
     ) {
-        self.hands.resize_with(levels.len(), Hand::default);
-        for (hand, level) in self.hands.iter_mut().zip(levels).skip(1) {
-            hand.reset(level.buckets.len());
+        self.bins.resize_with(levels.len(), LevelBins::default);
+        for (bins, level) in self.bins.iter_mut().zip(levels).skip(1) {
+            bins.reset(level.buckets.len());
         }
         let start = chunk * chunk_size;
         for (k, &own) in self.levels.iter().enumerate() {
@@ -256,12 +257,12 @@ impl Dealer {
             let slot = start + k;
             let aabb = store.aabb_at(slot);
             let f = record_flags(store, slot, all_dirty);
-            for (hand, level) in self.hands.iter_mut().zip(levels).skip(1) {
+            for (bins, level) in self.bins.iter_mut().zip(levels).skip(1) {
                 let l = level.grid.level;
                 let resident = l == u32::from(own);
                 if resident || (l > u32::from(own) && level.residents > 0) {
                     let (rec, hi) = record(&level.grid, aabb, f);
-                    hand.deal(&level.grid, rec, hi, resident);
+                    bins.scatter(&level.grid, rec, hi, resident);
                 }
             }
         }
@@ -362,7 +363,7 @@ impl Grid {
 }
 
 /// [`Grid`]'s engine: the levels of the hierarchical grid, each a set of buckets holding the
-/// records of its boxes and the sorted pairs of its cells, and the dealers that deal the boxes
+/// records of its boxes and the sorted pairs of its cells, and the binners that bin the boxes
 /// into the buckets.
 #[derive(Clone, Debug)]
 pub struct GridEngine {
@@ -373,11 +374,11 @@ pub struct GridEngine {
     layout_for: usize,
     /// The levels in use, finest first; level 0 first whenever there is a layout.
     levels: Vec<Level>,
-    dealers: Vec<Dealer>,
+    binners: Vec<Binner>,
     /// Per slot: where its box was on level 0 at the last update.
     placed: Vec<Placement>,
     /// Per slot, this update: what became of its level-0 records ([`LEFT`], [`MOVED`],
-    /// [`MOVED_FIXED`], or 0 when unchanged), written by the deal in slot order so that a
+    /// [`MOVED_FIXED`], or 0 when unchanged), written by the binning in slot order so that a
     /// bucket refreshing its records reads one byte per record.
     fates: Vec<u8>,
     /// Boxes whose centre lay outside the layout's region at the last update.
@@ -402,7 +403,7 @@ impl GridEngine {
             layout: None,
             layout_for: 0,
             levels: Vec::new(),
-            dealers: Vec::new(),
+            binners: Vec::new(),
             placed: Vec::new(),
             fates: Vec::new(),
             outside: 0,
@@ -474,13 +475,13 @@ impl GridEngine {
         self.layouts += 1;
     }
 
-    /// Deals every live box, then finds and diffs the pairs of every bucket.
+    /// Bins every live box, then finds and diffs the pairs of every bucket.
     fn rebuild(&mut self, store: &Store, all_dirty: bool) {
         let Some(layout) = &self.layout else {
             return;
         };
-        // One dealer per thread: the buckets then take a lone dealer's lists without a copy.
-        // Which dealer deals a box changes only the order of a bucket's records, never the
+        // One binner per thread: the buckets then take a lone binner's lists without a copy.
+        // Which binner bins a box changes only the order of a bucket's records, never the
         // pairs or the events, which are sorted.
         let slots = store.slot_count();
         let chunks = if self.parallel {
@@ -489,28 +490,28 @@ impl GridEngine {
             1
         };
         let chunk_size = slots.div_ceil(chunks).max(1);
-        // One dealer per piece of the per-slot arrays, each piece dealt (an idle dealer would
-        // keep the last update's hands).
+        // One binner per piece of the per-slot arrays, each piece binned (an idle binner would
+        // keep the last update's bins).
         let chunks = slots.div_ceil(chunk_size).max(1);
-        self.dealers.resize_with(chunks, Dealer::default);
-        self.dealers.truncate(chunks);
+        self.binners.resize_with(chunks, Binner::default);
+        self.binners.truncate(chunks);
         let fine_buckets = self.levels[0].buckets.len();
         // Boxes keep their level-0 entries from the last update unless every box must be
-        // dealt again (a new layout, or the chapter's way asked for).
+        // binned again (a new layout, or the chapter's way chosen).
         let keep = self.settings.keep_cells && !all_dirty;
         self.placed.resize(slots, Placement::NONE);
         self.fates.resize(slots, 0);
-        let mut work: Vec<(&mut Dealer, ChunkState<'_>)> = self
-            .dealers
+        let mut work: Vec<(&mut Binner, ChunkState<'_>)> = self
+            .binners
             .iter_mut()
             .zip(self.placed.chunks_mut(chunk_size))
             .zip(self.fates.chunks_mut(chunk_size))
-            .map(|((d, placed), fates)| (d, ChunkState { placed, fates }))
+            .map(|((binner, placed), fates)| (binner, ChunkState { placed, fates }))
             .collect();
-        // A rebuild has changed slots, so at least one: every dealer has its piece.
+        // A rebuild has changed slots, so at least one: every binner has its piece.
         debug_assert_eq!(work.len(), chunks);
-        run_each(self.parallel, &mut work, |c, (d, state)| {
-            d.deal_fine(
+        run_each(self.parallel, &mut work, |c, (binner, state)| {
+            binner.bin_fine(
                 c,
                 chunk_size,
                 store,
@@ -522,15 +523,15 @@ impl GridEngine {
             )
         });
         drop(work);
-        self.outside = self.dealers.iter().map(|d| d.outside).sum();
+        self.outside = self.binners.iter().map(|binner| binner.outside).sum();
 
         // The coarser levels with boxes now, and those that had boxes (their pairs must go).
         let mut residents = vec![0usize; 1];
-        for d in &self.dealers {
-            if residents.len() < d.upper.len() {
-                residents.resize(d.upper.len(), 0);
+        for binner in &self.binners {
+            if residents.len() < binner.upper.len() {
+                residents.resize(binner.upper.len(), 0);
             }
-            for (l, &count) in d.upper.iter().enumerate() {
+            for (l, &count) in binner.upper.iter().enumerate() {
                 residents[l] += count;
             }
         }
@@ -546,8 +547,8 @@ impl GridEngine {
         }
         if self.levels.len() > 1 {
             let levels = &self.levels;
-            run_each(self.parallel, &mut self.dealers, |c, d| {
-                d.deal_coarse(c, chunk_size, store, levels, all_dirty)
+            run_each(self.parallel, &mut self.binners, |c, binner| {
+                binner.bin_coarse(c, chunk_size, store, levels, all_dirty)
             });
         }
 
@@ -577,20 +578,20 @@ impl GridEngine {
         self.figures = figures;
     }
 
-    /// Gathers each bucket's records from the dealers, then builds, tests and diffs it. With
+    /// Gathers each bucket's records from the binners, then builds, tests and diffs it. With
     /// `keep`, level 0's buckets keep the records of boxes that stayed in their cells and take
-    /// the dealt ones as arrivals.
+    /// the binned ones as arrivals.
     fn process_level(&mut self, store: &Store, li: usize, keep: bool) {
         let level = &mut self.levels[li];
         let incremental = keep && li == 0;
-        // A lone dealer's residents become the buckets' records as they are.
-        let lone = self.dealers.len() == 1;
-        if let (true, false, Some(hand)) = (lone, incremental, self.dealers[0].hands.get_mut(li)) {
-            for (bucket, list) in level.buckets.iter_mut().zip(&mut hand.residents) {
+        // A lone binner's residents become the buckets' records as they are.
+        let lone = self.binners.len() == 1;
+        if let (true, false, Some(bins)) = (lone, incremental, self.binners[0].bins.get_mut(li)) {
+            for (bucket, list) in level.buckets.iter_mut().zip(&mut bins.residents) {
                 std::mem::swap(&mut bucket.records, list);
             }
         }
-        let dealers = &self.dealers;
+        let binners = &self.binners;
         let fates = &self.fates;
         let ctx = Context {
             store,
@@ -605,23 +606,23 @@ impl GridEngine {
         run_each(self.parallel, &mut level.buckets, |b, bucket| {
             if incremental {
                 // Level 0 has no visitors.
-                let arrivals = dealers
+                let arrivals = binners
                     .iter()
-                    .filter_map(|d| d.hands.first())
+                    .filter_map(|binner| binner.bins.first())
                     .map(|h| &h.residents[b][..]);
                 bucket.update(b, ctx, arrivals, fates);
             } else {
                 if !lone {
                     bucket.records.clear();
-                    for d in dealers {
-                        if let Some(h) = d.hands.get(li) {
+                    for binner in binners {
+                        if let Some(h) = binner.bins.get(li) {
                             bucket.records.extend_from_slice(&h.residents[b]);
                         }
                     }
                 }
                 bucket.residents = bucket.records.len();
-                for d in dealers {
-                    if let Some(h) = d.hands.get(li) {
+                for binner in binners {
+                    if let Some(h) = binner.bins.get(li) {
                         bucket.records.extend_from_slice(&h.visitors[b]);
                     }
                 }
@@ -882,9 +883,9 @@ impl Engine for GridEngine {
             .map(Bucket::memory_bytes)
             .sum::<usize>()
             + self
-                .dealers
+                .binners
                 .iter()
-                .flat_map(|d| &d.hands)
+                .flat_map(|binner| &binner.bins)
                 .flat_map(|h| h.residents.iter().chain(&h.visitors))
                 .map(|v| v.capacity() * std::mem::size_of::<Record>())
                 .sum::<usize>()
@@ -900,7 +901,7 @@ impl Engine for GridEngine {
             ("collision cells", f.collision_cells),
             // The others hold no changed box: their pairs are kept untested.
             ("collision cells tested", f.cells_tested),
-            // The deal into buckets is the sort's first pass.
+            // The binning into buckets is the sort's first pass.
             (
                 "radix passes",
                 u64::from(f.entries > 0) + u64::from(f.radix_passes),

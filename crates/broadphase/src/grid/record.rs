@@ -29,7 +29,7 @@ pub(crate) fn box_keys(aabb: &Aabb) -> BoxKeys {
     ]
 }
 
-/// A box dealt to a bucket.
+/// A box binned to a bucket.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Record {
     pub keys: BoxKeys,
