@@ -13,6 +13,6 @@ pub(crate) struct Context<'a> {
     /// The level's buckets are built afresh every update
     /// ([`Bucket::build`](super::bucket::Bucket::build)), so their records are in slot order,
     /// residents then visitors: the pairs found are recorded by their records' indices, in a bit
-    /// matrix or as [`record_key`](super::found::record_key)s (see [`super::found`]).
+    /// matrix or as record keys (see [`super::found`]).
     pub by_record: bool,
 }

@@ -10,10 +10,10 @@
 //!
 //! On the CPU the sort is organised for the cache. A cell id is hashed by wrapping the grid onto
 //! a torus ([`layout`]); its high bits name a bucket and its low bits a cell inside the bucket.
-//! The boxes are binned in slot order into the buckets they touch (the sort's first, most
-//! significant digit), and each bucket then sorts its own entries with the least significant
-//! digits, tests its collision cells and diffs its pairs against its sorted pairs of the last
-//! update — all in cache, and each bucket independently, so buckets run in parallel. The
+//! The boxes are binned in slot order into the buckets they touch ([`bin`]: the sort's first,
+//! most significant digit), and each bucket ([`bucket`]) then sorts its own entries with the
+//! least significant digits, tests its collision cells and diffs its pairs against its sorted
+//! pairs of the last update — all in cache, and each bucket independently, so buckets run in parallel. The
 //! collision cells run all at once ([`Schedule::All`], the default) or in the chapter's eight
 //! parity passes ([`Schedule::Parity`]); the result is the same.
 //!
@@ -31,10 +31,11 @@
 //! ([`scan`]).
 //!
 //! Boxes much larger than the cell (a planet among asteroids, the chapter's exercise 3) live
-//! on coarser levels of a hierarchical grid, each four times coarser than the last. The boxes
-//! of finer levels visit a coarser level's cells to meet its boxes, so an oversized box costs
-//! cells in proportion to its size on its own level, never a huge cell for everyone.
+//! on coarser levels of a hierarchical grid ([`level`]), each four times coarser than the last.
+//! The boxes of finer levels visit a coarser level's cells to meet its boxes, so an oversized
+//! box costs cells in proportion to its size on its own level, never a huge cell for everyone.
 
+mod bin;
 mod bucket;
 mod chapter;
 mod collision_cell;
@@ -42,6 +43,7 @@ mod context;
 mod entries;
 mod found;
 mod layout;
+mod level;
 mod record;
 mod scan;
 mod settings;
@@ -54,240 +56,14 @@ use crate::par::{self, each_mut as run_each, SORT_BOTH_MIN};
 use crate::query::{segment_bounds, Ray};
 use crate::store::Store;
 use crate::{Aabb, Algorithm, Config, Error, Stats};
-use bucket::{Bucket, LEFT, MOVED, MOVED_FIXED};
+use bin::{Binner, ChunkState, Placement, MIN_CHUNK};
+use bucket::Bucket;
 pub use chapter::{SortAndSweep, SweepFigures};
 use context::Context;
-use layout::{Layout, LevelGrid, FINE_SPAN};
-use record::{record_flags, Record, SLOT};
+use layout::Layout;
+use level::Level;
+use record::Record;
 pub use settings::{GridSettings, Schedule};
-
-/// The fewest slots worth a binner of their own: binning runs in parallel over chunks of slots.
-const MIN_CHUNK: usize = 1 << 14;
-/// `Binner::levels` of a slot that is not live.
-const NO_LEVEL: u8 = u8::MAX;
-
-/// The records one binner scattered to the buckets of one level.
-#[derive(Clone, Debug, Default)]
-struct LevelBins {
-    residents: Vec<Vec<Record>>,
-    visitors: Vec<Vec<Record>>,
-}
-
-impl LevelBins {
-    fn reset(&mut self, buckets: usize) {
-        self.residents.resize_with(buckets, Vec::new);
-        self.visitors.resize_with(buckets, Vec::new);
-        self.residents.truncate(buckets);
-        self.visitors.truncate(buckets);
-        self.residents.iter_mut().for_each(Vec::clear);
-        self.visitors.iter_mut().for_each(Vec::clear);
-    }
-
-    /// Scatters a record to every bucket holding one of its cells (once per bucket).
-    #[inline]
-    fn scatter(&mut self, g: &LevelGrid, rec: Record, hi: [i32; 3], resident: bool) {
-        let lists = if resident {
-            &mut self.residents
-        } else {
-            &mut self.visitors
-        };
-        let mut blocks = [[0u32; 4]; 3];
-        let mut counts = [0usize; 3];
-        for a in 0..3 {
-            let (b0, b1) = (rec.lo[a] >> g.lb, hi[a] >> g.lb);
-            let wrap = 1u32 << g.kb[a];
-            let n = ((b1 - b0 + 1) as u32).min(wrap).min(4);
-            for k in 0..n {
-                blocks[a][k as usize] = (b0 as u32).wrapping_add(k) & (wrap - 1);
-            }
-            counts[a] = n as usize;
-        }
-        for &z in &blocks[2][..counts[2]] {
-            for &y in &blocks[1][..counts[1]] {
-                for &x in &blocks[0][..counts[0]] {
-                    lists[g.bucket_index([x, y, z])].push(rec);
-                }
-            }
-        }
-    }
-}
-
-/// Bins one chunk of slots into the buckets.
-#[derive(Clone, Debug, Default)]
-struct Binner {
-    /// Per level of the grid (same order as `GridEngine::levels`).
-    bins: Vec<LevelBins>,
-    /// The level of each slot of the chunk ([`NO_LEVEL`] when not live).
-    levels: Vec<u8>,
-    /// Residents per level (indexed by level number) of the chunk's boxes above level 0.
-    upper: Vec<usize>,
-    /// Boxes whose centre lies outside the layout's region.
-    outside: usize,
-}
-
-/// The record of `aabb` on grid `g`, and its highest cell.
-#[inline]
-fn record(g: &LevelGrid, aabb: &Aabb, flags: u32) -> (Record, [i32; 3]) {
-    let (lo, hi, home) = g.range_and_home(aabb);
-    (Record::new(aabb, flags, lo, hi, home), hi)
-}
-
-/// Where a box's cells were on level 0 at the last update: its lowest cell and its
-/// [`Record::shape`]. A box that covers the same cells again keeps its entries.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Placement {
-    lo: [i32; 3],
-    shape: u32,
-}
-
-impl Placement {
-    /// Not on level 0 (not live, on a coarser level, or not placed yet).
-    const NONE: Self = Self {
-        lo: [0; 3],
-        shape: u32::MAX,
-    };
-
-    fn is_placed(&self) -> bool {
-        self.shape != u32::MAX
-    }
-}
-
-/// What one binner owns of the per-slot state: its chunk's placements and fates.
-struct ChunkState<'a> {
-    placed: &'a mut [Placement],
-    fates: &'a mut [u8],
-}
-
-impl Binner {
-    /// Pass 1: bins the chunk's level-0 boxes and finds the level of the others. With
-    /// `keep`, a level-0 box that covers the cells it covered at the last update is not binned
-    /// (its records stay in their buckets); every other box that was on level 0 is marked as
-    /// leaving, so that its buckets drop its records.
-    #[allow(clippy::too_many_arguments)]
-    fn bin_fine(
-        &mut self,
-        chunk: usize,
-        chunk_size: usize,
-        store: &Store,
-        layout: &Layout,
-        fine_buckets: usize,
-        all_dirty: bool,
-        keep: bool,
-        state: &mut ChunkState<'_>,
-    ) {
-        let start = chunk * chunk_size;
-        self.bins.resize_with(1, LevelBins::default);
-        self.bins[0].reset(fine_buckets);
-        self.levels.clear();
-        self.upper.clear();
-        self.outside = 0;
-        let g = &layout.fine;
-        for (k, (placed, fate)) in state
-            .placed
-            .iter_mut()
-            .zip(state.fates.iter_mut())
-            .enumerate()
-        {
-            let slot = start + k;
-            let was_placed = keep && placed.is_placed();
-            *fate = if was_placed { LEFT } else { 0 };
-            if !store.is_alive(slot) {
-                *placed = Placement::NONE;
-                self.levels.push(NO_LEVEL);
-                continue;
-            }
-            if was_placed && !store.is_dirty(slot) {
-                // Unchanged since the last update: same cells, same entries.
-                *fate = 0;
-                self.outside += usize::from(layout.is_outside(&placed.lo));
-                self.levels.push(0);
-                continue;
-            }
-            let aabb = store.aabb_at(slot);
-            let (lo, hi, home) = g.range_and_home(aabb);
-            self.outside += usize::from(layout.is_outside(&lo));
-            if (0..3).all(|a| hi[a] - lo[a] < FINE_SPAN) {
-                self.levels.push(0);
-                let now = Placement {
-                    lo,
-                    shape: Record::shape_of(lo, hi, home),
-                };
-                if was_placed && now == *placed {
-                    *fate = if store.is_fixed(slot) {
-                        MOVED_FIXED
-                    } else {
-                        MOVED
-                    };
-                    continue;
-                }
-                *placed = now;
-                let rec = Record::new(aabb, record_flags(store, slot, all_dirty), lo, hi, home);
-                self.bins[0].scatter(g, rec, hi, true);
-            } else {
-                *placed = Placement::NONE;
-                let level = layout.level_of(aabb, &(lo, hi)) as usize;
-                self.levels.push(level as u8);
-                if self.upper.len() <= level {
-                    self.upper.resize(level + 1, 0);
-                }
-                self.upper[level] += 1;
-            }
-        }
-    }
-
-    /// Pass 2: bins the boxes of the coarser levels, and every box of a finer level to the
-    /// coarser levels that have boxes, as a visitor.
-    fn bin_coarse(
-        &mut self,
-        chunk: usize,
-        chunk_size: usize,
-        store: &Store,
-        levels: &[Level],
-        all_dirty: bool,
-    ) {
-        self.bins.resize_with(levels.len(), LevelBins::default);
-        for (bins, level) in self.bins.iter_mut().zip(levels).skip(1) {
-            bins.reset(level.buckets.len());
-        }
-        let start = chunk * chunk_size;
-        for (k, &own) in self.levels.iter().enumerate() {
-            if own == NO_LEVEL {
-                continue;
-            }
-            let slot = start + k;
-            let aabb = store.aabb_at(slot);
-            let f = record_flags(store, slot, all_dirty);
-            for (bins, level) in self.bins.iter_mut().zip(levels).skip(1) {
-                let l = level.grid.level;
-                let resident = l == u32::from(own);
-                if resident || (l > u32::from(own) && level.residents > 0) {
-                    let (rec, hi) = record(&level.grid, aabb, f);
-                    bins.scatter(&level.grid, rec, hi, resident);
-                }
-            }
-        }
-    }
-}
-
-/// One level of the hierarchical grid.
-#[derive(Clone, Debug)]
-struct Level {
-    grid: LevelGrid,
-    buckets: Vec<Bucket>,
-    /// Boxes living on this level.
-    residents: usize,
-}
-
-impl Level {
-    fn new(grid: LevelGrid) -> Self {
-        let buckets = vec![Bucket::default(); grid.buckets()];
-        Self {
-            grid,
-            buckets,
-            residents: 0,
-        }
-    }
-}
 
 /// The figures of the last update: the chapter's lab.
 #[derive(Clone, Copy, Debug, Default)]
@@ -377,9 +153,10 @@ pub struct GridEngine {
     binners: Vec<Binner>,
     /// Per slot: where its box was on level 0 at the last update.
     placed: Vec<Placement>,
-    /// Per slot, this update: what became of its level-0 records ([`LEFT`], [`MOVED`],
-    /// [`MOVED_FIXED`], or 0 when unchanged), written by the binning in slot order so that a
-    /// bucket refreshing its records reads one byte per record.
+    /// Per slot, this update: what became of its level-0 records ([`LEFT`](bucket::LEFT),
+    /// [`MOVED`](bucket::MOVED), [`MOVED_FIXED`](bucket::MOVED_FIXED), or 0 when unchanged),
+    /// written by the binning in slot order so that a bucket refreshing its records reads one
+    /// byte per record.
     fates: Vec<u8>,
     /// Boxes whose centre lay outside the layout's region at the last update.
     outside: usize,
@@ -666,143 +443,6 @@ impl GridEngine {
         std::mem::swap(&mut self.deleted, &mut changes.deleted);
         self.created.clear();
         self.deleted.clear();
-    }
-}
-
-impl Level {
-    /// Visits every box of the level whose cells meet `lo..=hi`, each once: in the cell of the
-    /// range holding the lower corner of the two (the same rule as the pairs), unless `seen`
-    /// says it was visited before.
-    fn visit_range(
-        &self,
-        lo: [i32; 3],
-        hi: [i32; 3],
-        seen: &dyn Fn(&Record) -> bool,
-        visit: &mut dyn FnMut(u32) -> ControlFlow<()>,
-    ) -> ControlFlow<()> {
-        let g = &self.grid;
-        for z in lo[2]..=hi[2] {
-            for y in lo[1]..=hi[1] {
-                for x in lo[0]..=hi[0] {
-                    let c = [x, y, z];
-                    let bucket = &self.buckets[g.bucket_of(c)];
-                    for &v in bucket.cell(g.key(c)) {
-                        let Some(r) = bucket.resident_of(v) else {
-                            break;
-                        };
-                        let top = r.hi();
-                        let once = (0..3).all(|a| {
-                            r.lo[a] <= c[a] && c[a] <= top[a] && c[a] == r.lo[a].max(lo[a])
-                        });
-                        if once && !seen(r) {
-                            visit(r.slot & SLOT)?;
-                        }
-                    }
-                }
-            }
-        }
-        ControlFlow::Continue(())
-    }
-
-    /// Visits every box of the level whose cells meet `lo..=hi`, reading every box once.
-    fn visit_all(
-        &self,
-        lo: [i32; 3],
-        hi: [i32; 3],
-        visit: &mut dyn FnMut(u32) -> ControlFlow<()>,
-    ) -> ControlFlow<()> {
-        for (b, bucket) in self.buckets.iter().enumerate() {
-            for r in &bucket.records[..bucket.residents] {
-                let top = r.hi();
-                if self.grid.bucket_of(r.lo) == b
-                    && (0..3).all(|a| r.lo[a] <= hi[a] && lo[a] <= top[a])
-                {
-                    visit(r.slot & SLOT)?;
-                }
-            }
-        }
-        ControlFlow::Continue(())
-    }
-
-    /// Whether reading the cells of a range of `cells` costs more than reading every box.
-    fn cheaper_to_scan(&self, cells: f64) -> bool {
-        cells > 4.0 * self.residents as f64 + 64.0
-    }
-
-    /// Visits the boxes of the level in the cells that the part of the ray inside `segment`
-    /// (the bounds of that part) crosses: slab by slab of cells along the axis the segment
-    /// spans most cells of, in each slab the cells of the ray's stretch there, widened for
-    /// rounding. The slabs where a box is met are consecutive (the stretches move one way), so
-    /// a box met in the previous slab was visited there.
-    fn visit_ray(
-        &self,
-        ray: &Ray,
-        segment: &Aabb,
-        visit: &mut dyn FnMut(u32) -> ControlFlow<()>,
-    ) -> ControlFlow<()> {
-        let g = &self.grid;
-        let (qlo, qhi) = g.range(segment);
-        let spans: [i64; 3] = std::array::from_fn(|a| i64::from(qhi[a]) - i64::from(qlo[a]));
-        let m = (0..3).max_by_key(|&a| (spans[a], 3 - a)).unwrap_or(0);
-        let cells: f64 = spans.iter().map(|&s| s as f64 + 1.0).product();
-        let d = f64::from(ray.dir[m]);
-        if spans[m] < 2 || d == 0.0 {
-            return if self.cheaper_to_scan(cells) {
-                self.visit_all(qlo, qhi, visit)
-            } else {
-                self.visit_range(qlo, qhi, &|_| false, visit)
-            };
-        }
-        if self.cheaper_to_scan(spans[m] as f64) {
-            return self.visit_all(qlo, qhi, visit);
-        }
-        let o: [f64; 3] = ray.origin.map(f64::from);
-        let magnitude = segment
-            .min
-            .iter()
-            .chain(&segment.max)
-            .chain(&ray.origin)
-            .fold(0.0f64, |acc, &v| acc.max(f64::from(v).abs()));
-        // Rounding of the ray's points and of the cells: a hair more all round.
-        let pad = 1e-5 * (magnitude + g.cell);
-        let mut prev: Option<([i32; 3], [i32; 3])> = None;
-        for i in qlo[m]..=qhi[m] {
-            // The slab of cells `i`, a hundredth of a cell wider each side, and more far from
-            // the origin where the cell function's rounding shifts its borders.
-            let slack = 0.01 + f64::from(i).abs() * 1e-6;
-            let x0 = ((f64::from(i) - slack) * g.cell).max(f64::from(segment.min[m]));
-            let x1 = ((f64::from(i) + 1.0 + slack) * g.cell).min(f64::from(segment.max[m]));
-            if x0 > x1 {
-                prev = None;
-                continue;
-            }
-            let mut lo = qlo;
-            let mut hi = qhi;
-            lo[m] = i;
-            hi[m] = i;
-            for a in (0..3).filter(|&a| a != m) {
-                let at = |x: f64| o[a] + (x - o[m]) * f64::from(ray.dir[a]) / d;
-                let (u0, u1) = (at(x0), at(x1));
-                let (u0, u1) = (u0.min(u1) - pad, u0.max(u1) + pad);
-                let u0 = u0.max(f64::from(segment.min[a]) - pad);
-                let u1 = u1.min(f64::from(segment.max[a]) + pad);
-                lo[a] = lo[a].max(g.cell(u0 as f32));
-                hi[a] = hi[a].min(g.cell(u1 as f32));
-            }
-            if (0..3).any(|a| lo[a] > hi[a]) {
-                prev = None;
-                continue;
-            }
-            let seen = |r: &Record| {
-                prev.is_some_and(|(plo, phi)| {
-                    let top = r.hi();
-                    (0..3).all(|a| r.lo[a] <= phi[a] && plo[a] <= top[a])
-                })
-            };
-            self.visit_range(lo, hi, &seen, visit)?;
-            prev = Some((lo, hi));
-        }
-        ControlFlow::Continue(())
     }
 }
 
