@@ -139,7 +139,7 @@ pub(crate) fn run_end(bits: &[u64], s: usize) -> usize {
     let mut w = s / 64;
     let mut last = s + (bits[w] >> (s % 64)).trailing_ones() as usize;
     // A run that reaches the end of its word goes on in the next one.
-    while last % 64 == 0 {
+    while last.is_multiple_of(64) {
         w += 1;
         let ones = bits.get(w).map_or(0, |b| b.trailing_ones() as usize);
         last += ones;
