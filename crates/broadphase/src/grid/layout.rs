@@ -14,8 +14,9 @@
 
 use crate::Aabb;
 
-/// Cell coordinates are clamped to ±2^29 so that they and their differences fit an `i32`. Clamping is monotone, so two
-/// boxes that overlap still share the cell holding the lower corner of their overlap.
+/// Cell coordinates are clamped to ±2^29 so that they and their differences fit an `i32`.
+/// Clamping is monotone, so two boxes that overlap still share the cell holding the lower corner
+/// of their overlap.
 const CELL_LIMIT: f32 = (1u32 << 29) as f32;
 /// Boxes of level 0 span at most this many cells per axis: 2 when the cell is no smaller than
 /// the box (the chapter's rule), 3 for the tail of boxes up to twice the cell.
@@ -50,7 +51,7 @@ fn cell_of(inv: f32, x: f32) -> i32 {
     i - i32::from(i as f32 > t)
 }
 
-/// [`cell_of`] on four coordinates at once; the same cells for finite coordinates (the deal
+/// [`cell_of`] on four coordinates at once; the same cells for finite coordinates (binning
 /// computes nine per box, and one at a time they were half of its time).
 #[inline(always)]
 fn cells_of4(inv: f32, x: [f32; 4]) -> [i32; 4] {
@@ -158,8 +159,7 @@ impl LevelGrid {
         )
     }
 
-    /// The number of buckets.
-    /// [`LevelGrid::range`] and the home cell (the cell of the centre) of `aabb`.
+    /// [`LevelGrid::range`] and the home cell ([`super`]) of `aabb`.
     #[inline]
     pub fn range_and_home(&self, aabb: &Aabb) -> ([i32; 3], [i32; 3], [i32; 3]) {
         let [a, b, c] = aabb.min;
@@ -175,6 +175,7 @@ impl LevelGrid {
         )
     }
 
+    /// The number of buckets.
     #[inline]
     pub fn buckets(&self) -> usize {
         1 << (self.kb[0] + self.kb[1] + self.kb[2])

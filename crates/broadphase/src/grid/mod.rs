@@ -1,24 +1,25 @@
 //! `Grid`: uniform-grid spatial subdivision, GPU Gems 3 chapter 32 on the CPU.
 //!
-//! Each update, every box writes the ids of the cells it covers: its home cell (the one holding
-//! its centre) and its phantom cells (the others). The ids, with the box's index and control
-//! bits, are sorted by a stable radix sort; the entries of one cell then form a run, and a run
-//! of two boxes or more is a collision cell, whose boxes are tested pairwise. Each pair is
-//! tested in exactly one cell, chosen by the control bits (see [`bucket`]), so no table of pairs
+//! Each update, every box writes the ids of the cells it covers. Its *home cell* (on a level) is
+//! the one cell of the level holding the box's centre, the chapter's centroid cell; the other
+//! cells it covers are its *phantom cells*. The ids, with the box's index and control bits, are
+//! sorted by a stable radix sort; the entries of one cell then form a run, and a run of two
+//! boxes or more is a collision cell, whose boxes are tested pairwise. Each pair is tested in
+//! exactly one cell, chosen by the control bits (see [`collision_cell`]), so no table of pairs
 //! already tested is needed.
 //!
 //! On the CPU the sort is organised for the cache. A cell id is hashed by wrapping the grid onto
 //! a torus ([`layout`]); its high bits name a bucket and its low bits a cell inside the bucket.
-//! The boxes are dealt in slot order into the buckets they touch (the sort's first, most
-//! significant digit), and each bucket then sorts its own entries with the least significant
-//! digits, tests its collision cells and diffs its pairs against its sorted pairs of the last
-//! update — all in cache, and each bucket independently, so buckets run in parallel. The
+//! The boxes are binned in slot order into the buckets they touch ([`bin`]: the sort's first,
+//! most significant digit), and each bucket ([`bucket`]) then sorts its own entries with the
+//! least significant digits, tests its collision cells and diffs its pairs against its sorted
+//! pairs of the last update — all in cache, and each bucket independently, so buckets run in parallel. The
 //! collision cells run all at once ([`Schedule::All`], the default) or in the chapter's eight
 //! parity passes ([`Schedule::Parity`]); the result is the same.
 //!
 //! Beyond the chapter, the fine level keeps its buckets from one update to the next: a box
 //! that moves but covers the same fine cells (lowest cell, spans and home cell, compared with
-//! the last update's in slot order) is not dealt again; its buckets read its new box into the
+//! the last update's in slot order) is not binned again; its buckets read its new box into the
 //! records they keep, drop the records of the boxes that left, and sort only the arrivals'
 //! entries, merged into the kept ones ([`GridSettings::keep_cells`], on by default). A
 //! collision cell none of whose boxes changed has nothing to test (the diff keeps its pairs):
@@ -30,13 +31,20 @@
 //! ([`scan`]).
 //!
 //! Boxes much larger than the cell (a planet among asteroids, the chapter's exercise 3) live
-//! on coarser levels of a hierarchical grid, each four times coarser than the last. The boxes
-//! of finer levels visit a coarser level's cells to meet its boxes, so an oversized box costs
-//! cells in proportion to its size on its own level, never a huge cell for everyone.
+//! on coarser levels of a hierarchical grid ([`level`]), each four times coarser than the last.
+//! The boxes of finer levels visit a coarser level's cells to meet its boxes, so an oversized
+//! box costs cells in proportion to its size on its own level, never a huge cell for everyone.
 
+mod bin;
 mod bucket;
 mod chapter;
+mod collision_cell;
+mod context;
+mod entries;
+mod found;
 mod layout;
+mod level;
+mod record;
 mod scan;
 mod settings;
 
@@ -48,238 +56,14 @@ use crate::par::{self, each_mut as run_each, SORT_BOTH_MIN};
 use crate::query::{segment_bounds, Ray};
 use crate::store::Store;
 use crate::{Aabb, Algorithm, Config, Error, Stats};
-use bucket::{record_flags, Bucket, Context, Record, LEFT, MOVED, MOVED_FIXED, SLOT};
+use bin::{Binner, ChunkState, Placement, MIN_CHUNK};
+use bucket::Bucket;
 pub use chapter::{SortAndSweep, SweepFigures};
-use layout::{Layout, LevelGrid, FINE_SPAN};
+use context::Context;
+use layout::Layout;
+use level::Level;
+use record::Record;
 pub use settings::{GridSettings, Schedule};
-
-/// The fewest slots worth a dealer of their own: deals run in parallel over chunks of slots.
-const MIN_CHUNK: usize = 1 << 14;
-/// `Dealer::levels` of a slot that is not live.
-const NO_LEVEL: u8 = u8::MAX;
-
-/// The records one dealer dealt to the buckets of one level.
-#[derive(Clone, Debug, Default)]
-struct Hand {
-    residents: Vec<Vec<Record>>,
-    visitors: Vec<Vec<Record>>,
-}
-
-impl Hand {
-    fn reset(&mut self, buckets: usize) {
-        self.residents.resize_with(buckets, Vec::new);
-        self.visitors.resize_with(buckets, Vec::new);
-        self.residents.truncate(buckets);
-        self.visitors.truncate(buckets);
-        self.residents.iter_mut().for_each(Vec::clear);
-        self.visitors.iter_mut().for_each(Vec::clear);
-    }
-
-    /// Deals a record to every bucket holding one of its cells (once per bucket).
-    #[inline]
-    fn deal(&mut self, g: &LevelGrid, rec: Record, hi: [i32; 3], resident: bool) {
-        let lists = if resident {
-            &mut self.residents
-        } else {
-            &mut self.visitors
-        };
-        let mut blocks = [[0u32; 4]; 3];
-        let mut counts = [0usize; 3];
-        for a in 0..3 {
-            let (b0, b1) = (rec.lo[a] >> g.lb, hi[a] >> g.lb);
-            let wrap = 1u32 << g.kb[a];
-            let n = ((b1 - b0 + 1) as u32).min(wrap).min(4);
-            for k in 0..n {
-                blocks[a][k as usize] = (b0 as u32).wrapping_add(k) & (wrap - 1);
-            }
-            counts[a] = n as usize;
-        }
-        for &z in &blocks[2][..counts[2]] {
-            for &y in &blocks[1][..counts[1]] {
-                for &x in &blocks[0][..counts[0]] {
-                    lists[g.bucket_index([x, y, z])].push(rec);
-                }
-            }
-        }
-    }
-}
-
-/// Deals one chunk of slots.
-#[derive(Clone, Debug, Default)]
-struct Dealer {
-    /// Per level of the grid (same order as `GridEngine::levels`).
-    hands: Vec<Hand>,
-    /// The level of each slot of the chunk ([`NO_LEVEL`] when not live).
-    levels: Vec<u8>,
-    /// Residents per level (indexed by level number) of the chunk's boxes above level 0.
-    upper: Vec<usize>,
-    /// Boxes whose centre lies outside the layout's region.
-    outside: usize,
-}
-
-/// The record of `aabb` on grid `g`, and its highest cell.
-#[inline]
-fn record(g: &LevelGrid, aabb: &Aabb, flags: u32) -> (Record, [i32; 3]) {
-    let (lo, hi, home) = g.range_and_home(aabb);
-    (Record::new(aabb, flags, lo, hi, home), hi)
-}
-
-/// Where a box's cells were on level 0 at the last update: its lowest cell and its
-/// [`Record::shape`]. A box that covers the same cells again keeps its entries.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Placement {
-    lo: [i32; 3],
-    shape: u32,
-}
-
-impl Placement {
-    /// Not on level 0 (not live, on a coarser level, or not placed yet).
-    const NONE: Self = Self {
-        lo: [0; 3],
-        shape: u32::MAX,
-    };
-
-    fn is_placed(&self) -> bool {
-        self.shape != u32::MAX
-    }
-}
-
-/// What one dealer owns of the per-slot state: its chunk's placements and fates.
-struct ChunkState<'a> {
-    placed: &'a mut [Placement],
-    fates: &'a mut [u8],
-}
-
-impl Dealer {
-    /// Pass 1: deals the chunk's level-0 boxes and finds the level of the others. With
-    /// `keep`, a level-0 box that covers the cells it covered at the last update is not dealt
-    /// (its records stay in their buckets); every other box that was on level 0 is marked as
-    /// leaving, so that its buckets drop its records.
-    #[allow(clippy::too_many_arguments)]
-    fn deal_fine(
-        &mut self,
-        chunk: usize,
-        chunk_size: usize,
-        store: &Store,
-        layout: &Layout,
-        fine_buckets: usize,
-        all_dirty: bool,
-        keep: bool,
-        state: &mut ChunkState<'_>,
-    ) {
-        let start = chunk * chunk_size;
-        self.hands.resize_with(1, Hand::default);
-        self.hands[0].reset(fine_buckets);
-        self.levels.clear();
-        self.upper.clear();
-        self.outside = 0;
-        let g = &layout.fine;
-        for (k, (placed, fate)) in state
-            .placed
-            .iter_mut()
-            .zip(state.fates.iter_mut())
-            .enumerate()
-        {
-            let slot = start + k;
-            let was_placed = keep && placed.is_placed();
-            *fate = if was_placed { LEFT } else { 0 };
-            if !store.is_alive(slot) {
-                *placed = Placement::NONE;
-                self.levels.push(NO_LEVEL);
-                continue;
-            }
-            if was_placed && !store.is_dirty(slot) {
-                // Unchanged since the last update: same cells, same entries.
-                *fate = 0;
-                self.outside += usize::from(layout.is_outside(&placed.lo));
-                self.levels.push(0);
-                continue;
-            }
-            let aabb = store.aabb_at(slot);
-            let (lo, hi, home) = g.range_and_home(aabb);
-            self.outside += usize::from(layout.is_outside(&lo));
-            if (0..3).all(|a| hi[a] - lo[a] < FINE_SPAN) {
-                self.levels.push(0);
-                let now = Placement {
-                    lo,
-                    shape: Record::shape_of(lo, hi, home),
-                };
-                if was_placed && now == *placed {
-                    *fate = if store.is_fixed(slot) {
-                        MOVED_FIXED
-                    } else {
-                        MOVED
-                    };
-                    continue;
-                }
-                *placed = now;
-                let rec = Record::new(aabb, record_flags(store, slot, all_dirty), lo, hi, home);
-                self.hands[0].deal(g, rec, hi, true);
-            } else {
-                *placed = Placement::NONE;
-                let level = layout.level_of(aabb, &(lo, hi)) as usize;
-                self.levels.push(level as u8);
-                if self.upper.len() <= level {
-                    self.upper.resize(level + 1, 0);
-                }
-                self.upper[level] += 1;
-            }
-        }
-    }
-
-    /// Pass 2: deals the boxes of the coarser levels, and every box of a finer level to the
-    /// coarser levels that have boxes, as a visitor.
-    fn deal_coarse(
-        &mut self,
-        chunk: usize,
-        chunk_size: usize,
-        store: &Store,
-        levels: &[Level],
-        all_dirty: bool,
-    ) {
-        self.hands.resize_with(levels.len(), Hand::default);
-        for (hand, level) in self.hands.iter_mut().zip(levels).skip(1) {
-            hand.reset(level.buckets.len());
-        }
-        let start = chunk * chunk_size;
-        for (k, &own) in self.levels.iter().enumerate() {
-            if own == NO_LEVEL {
-                continue;
-            }
-            let slot = start + k;
-            let aabb = store.aabb_at(slot);
-            let f = record_flags(store, slot, all_dirty);
-            for (hand, level) in self.hands.iter_mut().zip(levels).skip(1) {
-                let l = level.grid.level;
-                let resident = l == u32::from(own);
-                if resident || (l > u32::from(own) && level.residents > 0) {
-                    let (rec, hi) = record(&level.grid, aabb, f);
-                    hand.deal(&level.grid, rec, hi, resident);
-                }
-            }
-        }
-    }
-}
-
-/// One level of the hierarchical grid.
-#[derive(Clone, Debug)]
-struct Level {
-    grid: LevelGrid,
-    buckets: Vec<Bucket>,
-    /// Boxes living on this level.
-    residents: usize,
-}
-
-impl Level {
-    fn new(grid: LevelGrid) -> Self {
-        let buckets = vec![Bucket::default(); grid.buckets()];
-        Self {
-            grid,
-            buckets,
-            residents: 0,
-        }
-    }
-}
 
 /// The figures of the last update: the chapter's lab.
 #[derive(Clone, Copy, Debug, Default)]
@@ -355,7 +139,7 @@ impl Grid {
 }
 
 /// [`Grid`]'s engine: the levels of the hierarchical grid, each a set of buckets holding the
-/// records of its boxes and the sorted pairs of its cells, and the dealers that deal the boxes
+/// records of its boxes and the sorted pairs of its cells, and the binners that bin the boxes
 /// into the buckets.
 #[derive(Clone, Debug)]
 pub struct GridEngine {
@@ -366,12 +150,13 @@ pub struct GridEngine {
     layout_for: usize,
     /// The levels in use, finest first; level 0 first whenever there is a layout.
     levels: Vec<Level>,
-    dealers: Vec<Dealer>,
+    binners: Vec<Binner>,
     /// Per slot: where its box was on level 0 at the last update.
     placed: Vec<Placement>,
-    /// Per slot, this update: what became of its level-0 records ([`LEFT`], [`MOVED`],
-    /// [`MOVED_FIXED`], or 0 when unchanged), written by the deal in slot order so that a
-    /// bucket refreshing its records reads one byte per record.
+    /// Per slot, this update: what became of its level-0 records ([`LEFT`](bucket::LEFT),
+    /// [`MOVED`](bucket::MOVED), [`MOVED_FIXED`](bucket::MOVED_FIXED), or 0 when unchanged),
+    /// written by the binning in slot order so that a bucket refreshing its records reads one
+    /// byte per record.
     fates: Vec<u8>,
     /// Boxes whose centre lay outside the layout's region at the last update.
     outside: usize,
@@ -395,7 +180,7 @@ impl GridEngine {
             layout: None,
             layout_for: 0,
             levels: Vec::new(),
-            dealers: Vec::new(),
+            binners: Vec::new(),
             placed: Vec::new(),
             fates: Vec::new(),
             outside: 0,
@@ -467,13 +252,13 @@ impl GridEngine {
         self.layouts += 1;
     }
 
-    /// Deals every live box, then finds and diffs the pairs of every bucket.
+    /// Bins every live box, then finds and diffs the pairs of every bucket.
     fn rebuild(&mut self, store: &Store, all_dirty: bool) {
         let Some(layout) = &self.layout else {
             return;
         };
-        // One dealer per thread: the buckets then take a lone dealer's lists without a copy.
-        // Which dealer deals a box changes only the order of a bucket's records, never the
+        // One binner per thread: the buckets then take a lone binner's lists without a copy.
+        // Which binner bins a box changes only the order of a bucket's records, never the
         // pairs or the events, which are sorted.
         let slots = store.slot_count();
         let chunks = if self.parallel {
@@ -482,28 +267,28 @@ impl GridEngine {
             1
         };
         let chunk_size = slots.div_ceil(chunks).max(1);
-        // One dealer per piece of the per-slot arrays, each piece dealt (an idle dealer would
-        // keep the last update's hands).
+        // One binner per piece of the per-slot arrays, each piece binned (an idle binner would
+        // keep the last update's bins).
         let chunks = slots.div_ceil(chunk_size).max(1);
-        self.dealers.resize_with(chunks, Dealer::default);
-        self.dealers.truncate(chunks);
+        self.binners.resize_with(chunks, Binner::default);
+        self.binners.truncate(chunks);
         let fine_buckets = self.levels[0].buckets.len();
         // Boxes keep their level-0 entries from the last update unless every box must be
-        // dealt again (a new layout, or the chapter's way asked for).
+        // binned again (a new layout, or the chapter's way chosen).
         let keep = self.settings.keep_cells && !all_dirty;
         self.placed.resize(slots, Placement::NONE);
         self.fates.resize(slots, 0);
-        let mut work: Vec<(&mut Dealer, ChunkState<'_>)> = self
-            .dealers
+        let mut work: Vec<(&mut Binner, ChunkState<'_>)> = self
+            .binners
             .iter_mut()
             .zip(self.placed.chunks_mut(chunk_size))
             .zip(self.fates.chunks_mut(chunk_size))
-            .map(|((d, placed), fates)| (d, ChunkState { placed, fates }))
+            .map(|((binner, placed), fates)| (binner, ChunkState { placed, fates }))
             .collect();
-        // A rebuild has changed slots, so at least one: every dealer has its piece.
+        // A rebuild has changed slots, so at least one: every binner has its piece.
         debug_assert_eq!(work.len(), chunks);
-        run_each(self.parallel, &mut work, |c, (d, state)| {
-            d.deal_fine(
+        run_each(self.parallel, &mut work, |c, (binner, state)| {
+            binner.bin_fine(
                 c,
                 chunk_size,
                 store,
@@ -515,15 +300,15 @@ impl GridEngine {
             )
         });
         drop(work);
-        self.outside = self.dealers.iter().map(|d| d.outside).sum();
+        self.outside = self.binners.iter().map(|binner| binner.outside).sum();
 
         // The coarser levels with boxes now, and those that had boxes (their pairs must go).
         let mut residents = vec![0usize; 1];
-        for d in &self.dealers {
-            if residents.len() < d.upper.len() {
-                residents.resize(d.upper.len(), 0);
+        for binner in &self.binners {
+            if residents.len() < binner.upper.len() {
+                residents.resize(binner.upper.len(), 0);
             }
-            for (l, &count) in d.upper.iter().enumerate() {
+            for (l, &count) in binner.upper.iter().enumerate() {
                 residents[l] += count;
             }
         }
@@ -539,8 +324,8 @@ impl GridEngine {
         }
         if self.levels.len() > 1 {
             let levels = &self.levels;
-            run_each(self.parallel, &mut self.dealers, |c, d| {
-                d.deal_coarse(c, chunk_size, store, levels, all_dirty)
+            run_each(self.parallel, &mut self.binners, |c, binner| {
+                binner.bin_coarse(c, chunk_size, store, levels, all_dirty)
             });
         }
 
@@ -570,20 +355,20 @@ impl GridEngine {
         self.figures = figures;
     }
 
-    /// Gathers each bucket's records from the dealers, then builds, tests and diffs it. With
+    /// Gathers each bucket's records from the binners, then builds, tests and diffs it. With
     /// `keep`, level 0's buckets keep the records of boxes that stayed in their cells and take
-    /// the dealt ones as arrivals.
+    /// the binned ones as arrivals.
     fn process_level(&mut self, store: &Store, li: usize, keep: bool) {
         let level = &mut self.levels[li];
         let incremental = keep && li == 0;
-        // A lone dealer's residents become the buckets' records as they are.
-        let lone = self.dealers.len() == 1;
-        if let (true, false, Some(hand)) = (lone, incremental, self.dealers[0].hands.get_mut(li)) {
-            for (bucket, list) in level.buckets.iter_mut().zip(&mut hand.residents) {
+        // A lone binner's residents become the buckets' records as they are.
+        let lone = self.binners.len() == 1;
+        if let (true, false, Some(bins)) = (lone, incremental, self.binners[0].bins.get_mut(li)) {
+            for (bucket, list) in level.buckets.iter_mut().zip(&mut bins.residents) {
                 std::mem::swap(&mut bucket.records, list);
             }
         }
-        let dealers = &self.dealers;
+        let binners = &self.binners;
         let fates = &self.fates;
         let ctx = Context {
             store,
@@ -598,23 +383,23 @@ impl GridEngine {
         run_each(self.parallel, &mut level.buckets, |b, bucket| {
             if incremental {
                 // Level 0 has no visitors.
-                let arrivals = dealers
+                let arrivals = binners
                     .iter()
-                    .filter_map(|d| d.hands.first())
+                    .filter_map(|binner| binner.bins.first())
                     .map(|h| &h.residents[b][..]);
                 bucket.update(b, ctx, arrivals, fates);
             } else {
                 if !lone {
                     bucket.records.clear();
-                    for d in dealers {
-                        if let Some(h) = d.hands.get(li) {
+                    for binner in binners {
+                        if let Some(h) = binner.bins.get(li) {
                             bucket.records.extend_from_slice(&h.residents[b]);
                         }
                     }
                 }
                 bucket.residents = bucket.records.len();
-                for d in dealers {
-                    if let Some(h) = d.hands.get(li) {
+                for binner in binners {
+                    if let Some(h) = binner.bins.get(li) {
                         bucket.records.extend_from_slice(&h.visitors[b]);
                     }
                 }
@@ -658,143 +443,6 @@ impl GridEngine {
         std::mem::swap(&mut self.deleted, &mut changes.deleted);
         self.created.clear();
         self.deleted.clear();
-    }
-}
-
-impl Level {
-    /// Visits every box of the level whose cells meet `lo..=hi`, each once: in the cell of the
-    /// range holding the lower corner of the two (the same rule as the pairs), unless `seen`
-    /// says it was visited before.
-    fn visit_range(
-        &self,
-        lo: [i32; 3],
-        hi: [i32; 3],
-        seen: &dyn Fn(&Record) -> bool,
-        visit: &mut dyn FnMut(u32) -> ControlFlow<()>,
-    ) -> ControlFlow<()> {
-        let g = &self.grid;
-        for z in lo[2]..=hi[2] {
-            for y in lo[1]..=hi[1] {
-                for x in lo[0]..=hi[0] {
-                    let c = [x, y, z];
-                    let bucket = &self.buckets[g.bucket_of(c)];
-                    for &v in bucket.cell(g.key(c)) {
-                        let Some(r) = bucket.resident_of(v) else {
-                            break;
-                        };
-                        let top = r.hi();
-                        let once = (0..3).all(|a| {
-                            r.lo[a] <= c[a] && c[a] <= top[a] && c[a] == r.lo[a].max(lo[a])
-                        });
-                        if once && !seen(r) {
-                            visit(r.slot & SLOT)?;
-                        }
-                    }
-                }
-            }
-        }
-        ControlFlow::Continue(())
-    }
-
-    /// Visits every box of the level whose cells meet `lo..=hi`, reading every box once.
-    fn visit_all(
-        &self,
-        lo: [i32; 3],
-        hi: [i32; 3],
-        visit: &mut dyn FnMut(u32) -> ControlFlow<()>,
-    ) -> ControlFlow<()> {
-        for (b, bucket) in self.buckets.iter().enumerate() {
-            for r in &bucket.records[..bucket.residents] {
-                let top = r.hi();
-                if self.grid.bucket_of(r.lo) == b
-                    && (0..3).all(|a| r.lo[a] <= hi[a] && lo[a] <= top[a])
-                {
-                    visit(r.slot & SLOT)?;
-                }
-            }
-        }
-        ControlFlow::Continue(())
-    }
-
-    /// Whether reading the cells of a range of `cells` costs more than reading every box.
-    fn cheaper_to_scan(&self, cells: f64) -> bool {
-        cells > 4.0 * self.residents as f64 + 64.0
-    }
-
-    /// Visits the boxes of the level in the cells that the part of the ray inside `segment`
-    /// (the bounds of that part) crosses: slab by slab of cells along the axis the segment
-    /// spans most cells of, in each slab the cells of the ray's stretch there, widened for
-    /// rounding. The slabs where a box is met are consecutive (the stretches move one way), so
-    /// a box met in the previous slab was visited there.
-    fn visit_ray(
-        &self,
-        ray: &Ray,
-        segment: &Aabb,
-        visit: &mut dyn FnMut(u32) -> ControlFlow<()>,
-    ) -> ControlFlow<()> {
-        let g = &self.grid;
-        let (qlo, qhi) = g.range(segment);
-        let spans: [i64; 3] = std::array::from_fn(|a| i64::from(qhi[a]) - i64::from(qlo[a]));
-        let m = (0..3).max_by_key(|&a| (spans[a], 3 - a)).unwrap_or(0);
-        let cells: f64 = spans.iter().map(|&s| s as f64 + 1.0).product();
-        let d = f64::from(ray.dir[m]);
-        if spans[m] < 2 || d == 0.0 {
-            return if self.cheaper_to_scan(cells) {
-                self.visit_all(qlo, qhi, visit)
-            } else {
-                self.visit_range(qlo, qhi, &|_| false, visit)
-            };
-        }
-        if self.cheaper_to_scan(spans[m] as f64) {
-            return self.visit_all(qlo, qhi, visit);
-        }
-        let o: [f64; 3] = ray.origin.map(f64::from);
-        let magnitude = segment
-            .min
-            .iter()
-            .chain(&segment.max)
-            .chain(&ray.origin)
-            .fold(0.0f64, |acc, &v| acc.max(f64::from(v).abs()));
-        // Rounding of the ray's points and of the cells: a hair more all round.
-        let pad = 1e-5 * (magnitude + g.cell);
-        let mut prev: Option<([i32; 3], [i32; 3])> = None;
-        for i in qlo[m]..=qhi[m] {
-            // The slab of cells `i`, a hundredth of a cell wider each side, and more far from
-            // the origin where the cell function's rounding shifts its borders.
-            let slack = 0.01 + f64::from(i).abs() * 1e-6;
-            let x0 = ((f64::from(i) - slack) * g.cell).max(f64::from(segment.min[m]));
-            let x1 = ((f64::from(i) + 1.0 + slack) * g.cell).min(f64::from(segment.max[m]));
-            if x0 > x1 {
-                prev = None;
-                continue;
-            }
-            let mut lo = qlo;
-            let mut hi = qhi;
-            lo[m] = i;
-            hi[m] = i;
-            for a in (0..3).filter(|&a| a != m) {
-                let at = |x: f64| o[a] + (x - o[m]) * f64::from(ray.dir[a]) / d;
-                let (u0, u1) = (at(x0), at(x1));
-                let (u0, u1) = (u0.min(u1) - pad, u0.max(u1) + pad);
-                let u0 = u0.max(f64::from(segment.min[a]) - pad);
-                let u1 = u1.min(f64::from(segment.max[a]) + pad);
-                lo[a] = lo[a].max(g.cell(u0 as f32));
-                hi[a] = hi[a].min(g.cell(u1 as f32));
-            }
-            if (0..3).any(|a| lo[a] > hi[a]) {
-                prev = None;
-                continue;
-            }
-            let seen = |r: &Record| {
-                prev.is_some_and(|(plo, phi)| {
-                    let top = r.hi();
-                    (0..3).all(|a| r.lo[a] <= phi[a] && plo[a] <= top[a])
-                })
-            };
-            self.visit_range(lo, hi, &seen, visit)?;
-            prev = Some((lo, hi));
-        }
-        ControlFlow::Continue(())
     }
 }
 
@@ -875,9 +523,9 @@ impl Engine for GridEngine {
             .map(Bucket::memory_bytes)
             .sum::<usize>()
             + self
-                .dealers
+                .binners
                 .iter()
-                .flat_map(|d| &d.hands)
+                .flat_map(|binner| &binner.bins)
                 .flat_map(|h| h.residents.iter().chain(&h.visitors))
                 .map(|v| v.capacity() * std::mem::size_of::<Record>())
                 .sum::<usize>()
@@ -893,7 +541,7 @@ impl Engine for GridEngine {
             ("collision cells", f.collision_cells),
             // The others hold no changed box: their pairs are kept untested.
             ("collision cells tested", f.cells_tested),
-            // The deal into buckets is the sort's first pass.
+            // The binning into buckets is the sort's first pass.
             (
                 "radix passes",
                 u64::from(f.entries > 0) + u64::from(f.radix_passes),

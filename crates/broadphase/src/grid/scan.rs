@@ -6,12 +6,14 @@
 //! visits it: hundreds of entries, of which about half overlap a planet's box. There a scalar
 //! loop runs one test per entry; the AVX2 loop runs eight, without a branch per entry.
 
-use super::bucket::{DIRTY, FIRST_ALL, FIXED};
+use super::entries::FIRST_ALL;
+use super::record::{DIRTY, FIXED};
 
-/// The entries of one collision cell, in cell order: control bits, slots with flags, and the
-/// boxes' keys as six columns (see [`Cell::cols`]).
+/// The entries of one long collision cell (the run of entries of one cell key), as columns in
+/// cell order: control bits, slots with flags, and the boxes' keys as six columns (see
+/// [`RunColumns::cols`]).
 #[derive(Clone, Copy)]
-pub(crate) struct Cell<'a> {
+pub(crate) struct RunColumns<'a> {
     /// Entry values: the lowest-cell bits ([`FIRST_ALL`]) decide where a pair is tested.
     pub vals: &'a [u32],
     /// Slots with [`DIRTY`] and [`FIXED`].
@@ -32,7 +34,7 @@ pub(crate) fn skip(vi: u32, si: u32, vj: u32, sj: u32) -> u32 {
 /// pass the control bits and overlap it into `hits` (at least `cell.vals.len()` long), in
 /// increasing order. Returns the pairs tested (passing the control bits) and the hits written.
 #[inline]
-pub(crate) fn scan(cell: &Cell<'_>, i: usize, hits: &mut [u32]) -> (u64, usize) {
+pub(crate) fn scan(cell: &RunColumns<'_>, i: usize, hits: &mut [u32]) -> (u64, usize) {
     let len = cell.vals.len();
     let mut from = i + 1;
     let (mut tests, mut n) = (0, 0);
@@ -48,7 +50,7 @@ pub(crate) fn scan(cell: &Cell<'_>, i: usize, hits: &mut [u32]) -> (u64, usize) 
 /// [`scan`] from position `from` on, one entry at a time, appending to `hits[n..]`.
 #[inline(always)]
 fn scan_scalar(
-    cell: &Cell<'_>,
+    cell: &RunColumns<'_>,
     i: usize,
     from: usize,
     hits: &mut [u32],
@@ -78,7 +80,7 @@ fn scan_scalar(
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use super::{Cell, DIRTY, FIRST_ALL, FIXED};
+    use super::{RunColumns, DIRTY, FIRST_ALL, FIXED};
     use std::arch::x86_64::{
         __m256i, _mm256_and_si256, _mm256_castsi256_ps, _mm256_cmpeq_epi32, _mm256_cmpgt_epi32,
         _mm256_loadu_si256, _mm256_movemask_ps, _mm256_or_si256, _mm256_set1_epi32,
@@ -93,7 +95,7 @@ mod x86 {
     /// The CPU must run AVX2.
     #[target_feature(enable = "avx2,popcnt")]
     pub(super) unsafe fn scan_avx2(
-        cell: &Cell<'_>,
+        cell: &RunColumns<'_>,
         i: usize,
         from: usize,
         hits: &mut [u32],
@@ -191,7 +193,7 @@ mod tests {
             let vals: Vec<u32> = entries.iter().map(|e| e.0).collect();
             let slots: Vec<u32> = entries.iter().map(|e| e.1).collect();
             let cols: Vec<Vec<i32>> = (0..6).map(|k| entries.iter().map(|e| e.2[k]).collect()).collect();
-            let cell = Cell {
+            let cell = RunColumns {
                 vals: &vals,
                 slots: &slots,
                 cols: std::array::from_fn(|k| cols[k].as_slice()),

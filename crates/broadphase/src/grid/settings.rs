@@ -55,8 +55,8 @@ pub struct GridSettings {
     /// are the same either way.
     pub schedule: Schedule,
     /// Whether a box that covers the same fine cells as at the last update keeps its sorted
-    /// entries (default `true`): only the boxes that changed cells are dealt and sorted, and
-    /// merged into the kept entries. `false` deals and sorts every box every update, as the
+    /// entries (default `true`): only the boxes that changed cells are binned and sorted, and
+    /// merged into the kept entries. `false` bins and sorts every box every update, as the
     /// chapter does (the lab's way of showing it). The pairs are the same either way.
     pub keep_cells: bool,
 }
