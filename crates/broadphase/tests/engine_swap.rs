@@ -37,7 +37,7 @@ impl BroadPhase for Swapping {
     fn update(&mut self) -> Result<&PairEvents, Error> {
         self.inner.update()?;
         self.updates += 1;
-        if self.updates % 2 == 1 {
+        if !self.updates.is_multiple_of(2) {
             let algorithm = Algorithm::ALL[self.next % Algorithm::ALL.len()];
             self.next += 1;
             self.inner
@@ -76,7 +76,7 @@ fn swapping_engines_mid_sequence_gives_the_old_engines_events() {
     let mut boxes: Vec<Aabb> = Vec::new();
     let mut ids: Vec<ProxyId> = Vec::new();
     let desc = |k: usize| {
-        if k % 7 == 0 {
+        if k.is_multiple_of(7) {
             ProxyDesc::fixed()
         } else {
             ProxyDesc::dynamic()

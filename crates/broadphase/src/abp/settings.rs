@@ -7,11 +7,13 @@ use crate::Error;
 ///
 /// ```
 /// use broadphase::{Abp, AbpSettings, Config};
-/// let settings = AbpSettings { boxes_per_column: 256, ..AbpSettings::default() };
+/// let mut settings = AbpSettings::default();
+/// settings.boxes_per_column = 256;
 /// let abp = Abp::with_settings(Config::default(), settings)?;
 /// # Ok::<(), broadphase::Error>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct AbpSettings {
     /// Boxes per column the layout aims for: small enough that sweeps are short, large enough
     /// that per-column overhead and boxes straddling borders stay few. Default 1024.

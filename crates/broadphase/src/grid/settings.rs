@@ -33,12 +33,17 @@ impl Schedule {
 ///
 /// ```
 /// use broadphase::{Config, Grid, GridSettings, Schedule};
-/// let settings = GridSettings { cell_size: Some(2.0), radix_bits: 4, schedule: Schedule::All, ..GridSettings::default() };
+/// let mut settings = GridSettings::default();
+/// settings.cell_size = Some(2.0);
+/// settings.radix_bits = 4;
+/// settings.schedule = Schedule::All;
 /// let grid = Grid::with_settings(Config::default(), settings)?;
-/// assert!(Grid::with_settings(Config::default(), GridSettings { cell_size: Some(-1.0), ..settings }).is_err());
+/// settings.cell_size = Some(-1.0);
+/// assert!(Grid::with_settings(Config::default(), settings).is_err());
 /// # Ok::<(), broadphase::Error>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct GridSettings {
     /// The size of the fine cells. `None` (the default) chooses it from the boxes:
     /// [`cell_factor`](GridSettings::cell_factor) times the median of their largest extents.

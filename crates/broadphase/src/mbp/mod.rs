@@ -73,12 +73,14 @@ const REHOME: u8 = 2;
 /// cells it cuts every region into.
 ///
 /// ```
-/// use broadphase::{AbpSettings, Config, Mbp, MbpTuning};
-/// let tuning = MbpTuning { boxes_per_region: 4096, ..MbpTuning::default() };
+/// use broadphase::{Config, Mbp, MbpTuning};
+/// let mut tuning = MbpTuning::default();
+/// tuning.boxes_per_region = 4096;
 /// let mbp = Mbp::with_tuning(Config::default(), tuning)?;
 /// # Ok::<(), broadphase::Error>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct MbpTuning {
     /// Proxies per derived region: with none added, `Mbp` lays out about
     /// `proxies / boxes_per_region` regions (at most 16 × 16). Default 16,384.

@@ -164,15 +164,14 @@ pub fn regions_from_bounds(
 /// ```
 /// use broadphase::{Aabb, MbpSettings};
 /// // Unreal: z up. 20 subdivisions are clamped to 15 when outer bounds are used.
-/// let s = MbpSettings {
-///     outer_bounds: Some(Aabb::new([-200.0; 3], [200.0; 3])),
-///     ..MbpSettings::unreal(Aabb::new([-100.0; 3], [100.0; 3]), 20)
-/// };
+/// let mut s = MbpSettings::unreal(Aabb::new([-100.0; 3], [100.0; 3]), 20);
+/// s.outer_bounds = Some(Aabb::new([-200.0; 3], [200.0; 3]));
 /// assert_eq!(s.clamped_subdivisions(), 15);
 /// assert_eq!(s.regions()?.len(), 15 * 15 + 4);
 /// # Ok::<(), broadphase::Error>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct MbpSettings {
     /// The bounds the grid of regions covers (Unreal's `MBPBounds`).
     pub bounds: Aabb,

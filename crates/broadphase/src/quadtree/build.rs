@@ -109,7 +109,7 @@ fn best_plane(bins: &[Bin; BINS]) -> Option<(f64, usize)> {
             continue;
         }
         let cost = half_area(&acc.bounds) * acc.count + right_cost[k];
-        if best.map_or(true, |(c, _)| cost < c) {
+        if best.is_none_or(|(c, _)| cost < c) {
             best = Some((cost, k));
         }
     }
@@ -186,7 +186,7 @@ fn split2(units: &mut [Unit], median: bool) -> usize {
     let mut best: Option<(f64, usize, usize)> = None;
     for k in (0..3).filter(|&k| spread[k] > 0.0) {
         if let Some((cost, plane)) = best_plane(&bins[k]) {
-            if best.map_or(true, |(c, _, _)| cost < c) {
+            if best.is_none_or(|(c, _, _)| cost < c) {
                 best = Some((cost, k, plane));
             }
         }

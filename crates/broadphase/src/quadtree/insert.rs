@@ -258,7 +258,7 @@ fn best_lane(node: &Node, b: &Aabb) -> Option<usize> {
         let lb = node.lane_box(lane);
         let area = half_area(&lb);
         let growth = half_area(&lb.union(b)) - area;
-        if best.map_or(true, |(g, a, _)| growth < g || (growth == g && area < a)) {
+        if best.is_none_or(|(g, a, _)| growth < g || (growth == g && area < a)) {
             best = Some((growth, area, lane));
         }
     }

@@ -71,15 +71,14 @@ use tree::{Loc, Tree};
 /// ```
 /// use broadphase::{Config, Layer, LayerMask, QuadTree, QuadTreeSettings};
 /// // Debris on layer 3 gets trees of its own, apart from everything else.
-/// let settings = QuadTreeSettings {
-///     layer_groups: vec![LayerMask::of(Layer(3)), LayerMask::ALL],
-///     ..QuadTreeSettings::default()
-/// };
+/// let mut settings = QuadTreeSettings::default();
+/// settings.layer_groups = vec![LayerMask::of(Layer(3)), LayerMask::ALL];
 /// let tree = QuadTree::with_settings(Config::default(), settings)?;
 /// assert_eq!(tree.tree_count(), 4);
 /// # Ok::<(), broadphase::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct QuadTreeSettings {
     /// Broad-phase layers (Jolt's `BroadPhaseLayer`): each group of collision layers gets two
     /// trees, one for fixed and one for dynamic proxies. A layer belongs to the first group that

@@ -93,6 +93,7 @@ use pair_table::PairSet;
 
 /// Tuning of [`Sap`]. Every value gives exactly the same pairs; they trade speed only.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SapSettings {
     /// Updates a box must stay still before it may leave the awake arrays for the asleep lists
     /// (`None`: boxes never sleep; `Some(0)` acts as `Some(1)`). Only updates with some change
