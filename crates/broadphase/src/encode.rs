@@ -85,7 +85,10 @@ mod tests {
         for w in values.windows(2) {
             assert!(encode(w[0]) < encode(w[1]), "{} vs {}", w[0], w[1]);
         }
-        assert!(encode(f32::MAX) < u32::MAX, "u32::MAX stays free for end sentinels");
+        assert!(
+            encode(f32::MAX) < u32::MAX,
+            "u32::MAX stays free for end sentinels"
+        );
     }
 
     #[test]

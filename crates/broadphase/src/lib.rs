@@ -49,8 +49,8 @@ mod brute;
 mod cells;
 mod desc;
 mod driver;
-pub mod engine;
 mod encode;
+pub mod engine;
 mod error;
 mod events;
 mod filter;
@@ -69,8 +69,14 @@ mod sap;
 #[cfg(any(test, feature = "testing"))]
 mod split_mix;
 mod store;
-#[cfg(feature = "testing")]
+#[cfg(any(test, feature = "testing"))]
 pub mod testing;
+#[cfg(test)]
+mod tests;
+
+// The suites in `tests/` name the crate as its users do.
+#[cfg(test)]
+extern crate self as broadphase;
 
 pub use aabb::Aabb;
 pub use abp::{Abp, AbpSettings};

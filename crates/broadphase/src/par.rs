@@ -15,11 +15,11 @@ pub(crate) fn threads() -> usize {
     }
 }
 
-/// Items in each of two lists from which sorting them on two threads pays. Tiny with the
-/// `testing` feature, so that the differential suite's crowds sort that way.
-#[cfg(not(feature = "testing"))]
+/// Items in each of two lists from which sorting them on two threads pays. Tiny in the
+/// crate's tests (`cfg(test)`), so that the differential suite's crowds sort that way.
+#[cfg(not(test))]
 pub(crate) const SORT_BOTH_MIN: usize = 1 << 13;
-#[cfg(feature = "testing")]
+#[cfg(test)]
 pub(crate) const SORT_BOTH_MIN: usize = 16;
 
 /// Runs `a` and `b`, on two threads when `parallel` and the pool has them. Callers pass

@@ -15,11 +15,11 @@ use crate::pairs::pair_key;
 
 /// The most words of [`PairSinkKind::Rows`]' bits per bucket (256 KB): past that, a bucket with
 /// that many residents and records sorts record keys instead (as does a bucket whose matrix
-/// would be sparse). Small with the `testing` feature, so that the differential suite takes
+/// would be sparse). Small in the crate's tests, so that the differential suite takes
 /// both ways.
-#[cfg(not(feature = "testing"))]
+#[cfg(not(test))]
 pub(crate) const MAX_ROW_WORDS: usize = 1 << 15;
-#[cfg(feature = "testing")]
+#[cfg(test)]
 pub(crate) const MAX_ROW_WORDS: usize = 48;
 
 /// How a bucket's tests record the pairs they find this update.

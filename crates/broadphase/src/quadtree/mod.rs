@@ -60,9 +60,9 @@ use crate::query::Ray;
 use crate::{Aabb, Algorithm, Config, Error, Layer, LayerMask, ProxyDesc, ProxyId, Stats};
 use build::{Builder, Unit};
 use collide::{query_pairs, split_walk, Step, Walk};
+pub use dump::{ChildDump, NodeDump, TreeDump};
 use node::{LANES, NONE};
 use rebuild::Quality;
-pub use dump::{ChildDump, NodeDump, TreeDump};
 pub use traverse::QueryStats;
 use tree::{Loc, Tree};
 

@@ -13,11 +13,11 @@ use crate::prefetch::prefetch;
 /// How many keys ahead batch operations ask for a key's bucket.
 const PREFETCH_AHEAD: usize = 8;
 
-/// Keys from which [`PairSet::remove_keys`] first looks them all up on every thread. Tiny with
-/// the `testing` feature, so that the differential suite's crowds take that path.
-#[cfg(not(feature = "testing"))]
+/// Keys from which [`PairSet::remove_keys`] first looks them all up on every thread. Tiny in
+/// the crate's tests (`cfg(test)`), so that the differential suite's crowds take that path.
+#[cfg(not(test))]
 const PARALLEL_LOOKUPS: usize = 1 << 14;
-#[cfg(feature = "testing")]
+#[cfg(test)]
 const PARALLEL_LOOKUPS: usize = 16;
 /// Keys per task of those look-ups.
 #[cfg(feature = "parallel")]

@@ -45,11 +45,11 @@ impl Clone for Spare {
     }
 }
 
-/// Pairs per task when [`Store::listed_pairs`] makes a long list on several threads. Tiny with
-/// the `testing` feature, so that the differential suite makes lists that way.
-#[cfg(not(feature = "testing"))]
+/// Pairs per task when [`Store::listed_pairs`] makes a long list on several threads. Tiny in
+/// the crate's tests (`cfg(test)`), so that the differential suite makes lists that way.
+#[cfg(not(test))]
 const LIST_PIECE: usize = 1 << 14;
-#[cfg(feature = "testing")]
+#[cfg(test)]
 const LIST_PIECE: usize = 4;
 
 impl Store {

@@ -1,7 +1,5 @@
 //! Every algorithm against the BruteForce oracle: the shared differential suite.
 
-mod common;
-
 use broadphase::{testing, Algorithm, BroadPhase, Config, Error, PairEvents};
 
 fn check(algorithm: Algorithm) {

@@ -1,10 +1,9 @@
-//! Pieces shared by the integration tests.
+//! Pieces shared by the suites in `src/tests/`.
 
 /// Implements every required method of `BroadPhase` but `update` by forwarding to
 /// `self.$field`, leaving the provided ones (`set_aabbs`, `remove_batch`, `is_empty`,
 /// `ray_cast_closest`) to the trait's defaults: for wrappers that test one thing (the defaults
 /// themselves, or what happens at an update).
-#[macro_export]
 macro_rules! forward_all_but_update {
     ($field:tt) => {
         fn algorithm(&self) -> broadphase::Algorithm {

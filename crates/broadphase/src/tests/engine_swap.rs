@@ -1,8 +1,6 @@
 //! A live broad phase whose engine is replaced mid-sequence gives exactly the events the old
 //! engine would have given: what `Auto` does when the scene changes character.
 
-mod common;
-
 use broadphase::engine::{self, Driver, Engine};
 use broadphase::testing::{self, SplitMix64};
 use broadphase::{

@@ -1,0 +1,12 @@
+//! The suites that run every algorithm through the differential suite (`crate::testing`).
+//!
+//! They are unit tests of the crate, not integration tests, so that they build with `cfg(test)`:
+//! under it the library's thresholds for parallel and bulk paths are tiny (see `crate::par`,
+//! `store/listing.rs`, `sap/pair_table.rs`, `grid/found.rs`, `cells/`), and the suite's small
+//! scenes take every path. Builds for users never see those thresholds; the `testing` feature
+//! only adds the suite. They use the crate as a user would, through `broadphase::`.
+
+#[macro_use]
+mod common;
+mod differential;
+mod engine_swap;
