@@ -22,7 +22,7 @@ use broadphase::{
 };
 use clap::{Args, ValueEnum};
 
-use crate::run::{percentile, Feeder};
+use crate::run::{percentile, threads, Feeder};
 use crate::scenes::{Scene, SceneKind};
 
 /// The chapter's three broad-phase strategies.
@@ -191,15 +191,6 @@ pub fn run_strategy(args: &LabArgs, strategy: Strategy) -> Result<LabResult, Err
     // The first frame warms the caches up; the median of the others is reported.
     result.frame_ms = percentile(&times[1..], 0.5);
     Ok(result)
-}
-
-/// "1 thread", "2 threads".
-pub(crate) fn threads(n: usize) -> String {
-    if n == 1 {
-        "1 thread".to_string()
-    } else {
-        format!("{n} threads")
-    }
 }
 
 /// Thousands separated by commas.

@@ -465,7 +465,7 @@ pub fn table(opts: &RunOptions, results: &[AlgoResult]) -> String {
         "scene {scene} · {} boxes · {} frames · {}\n\n",
         opts.n,
         opts.frames,
-        crate::lab::threads(rayon::current_num_threads())
+        threads(rayon::current_num_threads())
     );
     let header = [
         "algorithm",
@@ -523,6 +523,15 @@ pub fn table(opts: &RunOptions, results: &[AlgoResult]) -> String {
         out += &line(r);
     }
     out
+}
+
+/// "1 thread", "2 threads".
+pub(crate) fn threads(n: usize) -> String {
+    if n == 1 {
+        "1 thread".to_string()
+    } else {
+        format!("{n} threads")
+    }
 }
 
 #[cfg(test)]

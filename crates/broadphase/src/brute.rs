@@ -63,24 +63,9 @@ fn all_pairs(store: &Store, parallel: bool) -> Vec<u64> {
             .map(|&b| pair_key(a, b))
             .collect()
     };
-    let mut keys: Vec<u64> = if parallel {
-        rows_parallel(live.len(), &row)
-    } else {
-        (0..live.len()).flat_map(row).collect()
-    };
+    let mut keys = crate::par::concat_rows(parallel, live.len(), row);
     keys.sort_unstable();
     keys
-}
-
-#[cfg(feature = "parallel")]
-fn rows_parallel(n: usize, row: &(dyn Fn(usize) -> Vec<u64> + Sync)) -> Vec<u64> {
-    use rayon::prelude::*;
-    (0..n).into_par_iter().flat_map_iter(row).collect()
-}
-
-#[cfg(not(feature = "parallel"))]
-fn rows_parallel(n: usize, row: &(dyn Fn(usize) -> Vec<u64> + Sync)) -> Vec<u64> {
-    (0..n).flat_map(row).collect()
 }
 
 /// The elements of sorted `a` missing from sorted `b`, appended to `out`.

@@ -61,9 +61,79 @@ pub(crate) fn each_mut<T: Send>(
     }
 }
 
+/// Runs `a`, `b` and `c`, on three threads when `parallel` and the pool has them (Sap's three
+/// axes).
+pub(crate) fn three(
+    parallel: bool,
+    a: impl FnOnce() + Send,
+    b: impl FnOnce() + Send,
+    c: impl FnOnce() + Send,
+) {
+    both(parallel, a, || both(parallel, b, c));
+}
+
+/// `row(0)`, `row(1)`, ... `row(n - 1)` concatenated in order, the rows made on rayon's
+/// threads when `parallel`.
+pub(crate) fn concat_rows<T: Send>(
+    parallel: bool,
+    n: usize,
+    row: impl Fn(usize) -> Vec<T> + Sync + Send,
+) -> Vec<T> {
+    #[cfg(feature = "parallel")]
+    if parallel {
+        use rayon::prelude::*;
+        return (0..n).into_par_iter().flat_map_iter(row).collect();
+    }
+    let _ = parallel;
+    (0..n).flat_map(row).collect()
+}
+
+/// Runs `f` on each pair of matching chunks of `chunk` items of `out` and `input`, on rayon's
+/// threads when `parallel`.
+pub(crate) fn zip_chunks<T: Send, U: Sync>(
+    parallel: bool,
+    out: &mut [T],
+    input: &[U],
+    chunk: usize,
+    f: impl Fn(&mut [T], &[U]) + Sync + Send,
+) {
+    #[cfg(feature = "parallel")]
+    if parallel {
+        use rayon::prelude::*;
+        out.par_chunks_mut(chunk)
+            .zip(input.par_chunks(chunk))
+            .for_each(|(o, i)| f(o, i));
+        return;
+    }
+    let _ = parallel;
+    for (o, i) in out.chunks_mut(chunk).zip(input.chunks(chunk)) {
+        f(o, i);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_helpers_give_the_same_results_on_any_threads() {
+        for parallel in [false, true] {
+            let (mut x, mut y, mut z) = (0, 0, 0);
+            three(parallel, || x += 1, || y += 2, || z += 3);
+            assert_eq!((x, y, z), (1, 2, 3));
+            let rows = concat_rows(parallel, 50, |k| vec![k; k % 3]);
+            let want: Vec<usize> = (0..50).flat_map(|k| vec![k; k % 3]).collect();
+            assert_eq!(rows, want);
+            let input: Vec<u32> = (0..1000).collect();
+            let mut out = vec![0u32; 1000];
+            zip_chunks(parallel, &mut out, &input, 64, |o, i| {
+                for (o, i) in o.iter_mut().zip(i) {
+                    *o = 2 * i;
+                }
+            });
+            assert!(out.iter().zip(&input).all(|(o, i)| *o == 2 * i));
+        }
+    }
 
     #[test]
     fn both_runs_both_either_way() {

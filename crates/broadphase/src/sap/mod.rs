@@ -77,6 +77,7 @@
 
 mod axis;
 mod batch;
+mod end;
 mod pair_table;
 mod probe;
 
@@ -412,13 +413,8 @@ impl SapEngine {
             store,
         };
         let [a, b, c] = &mut self.axes;
-        if self.parallel {
-            run_parallel(a, b, c, &sh);
-        } else {
-            a.run(&sh);
-            b.run(&sh);
-            c.run(&sh);
-        }
+        let sh = &sh;
+        crate::par::three(self.parallel, || a.run(sh), || b.run(sh), || c.run(sh));
     }
 
     /// Step 4: box pruning of the new and re-inserted boxes, swept on the x axis: new against
@@ -496,14 +492,13 @@ impl SapEngine {
                 self.state[slot as usize] |= GOING;
             }
             let (state, going) = (&self.state, self.going.len());
-            if self.parallel {
-                let [a, b, c] = &mut self.axes;
-                sleep_parallel(a, b, c, state, going);
-            } else {
-                for axis in &mut self.axes {
-                    axis.put_to_sleep(state, going);
-                }
-            }
+            let [a, b, c] = &mut self.axes;
+            crate::par::three(
+                self.parallel,
+                || a.put_to_sleep(state, going),
+                || b.put_to_sleep(state, going),
+                || c.put_to_sleep(state, going),
+            );
             for &slot in &self.going {
                 let s = &mut self.state[slot as usize];
                 *s = (*s & !(AWAKE | GOING)) | ASLEEP;
@@ -544,38 +539,6 @@ impl SapEngine {
         let to = encode_at_least(f64::from(hi));
         a.ends.partition_point(|e| e.coord < from)..a.ends.partition_point(|e| e.coord <= to)
     }
-}
-
-#[cfg(feature = "parallel")]
-fn run_parallel(a: &mut Axis, b: &mut Axis, c: &mut Axis, sh: &Shared<'_>) {
-    rayon::join(|| a.run(sh), || rayon::join(|| b.run(sh), || c.run(sh)));
-}
-
-#[cfg(not(feature = "parallel"))]
-fn run_parallel(a: &mut Axis, b: &mut Axis, c: &mut Axis, sh: &Shared<'_>) {
-    a.run(sh);
-    b.run(sh);
-    c.run(sh);
-}
-
-#[cfg(feature = "parallel")]
-fn sleep_parallel(a: &mut Axis, b: &mut Axis, c: &mut Axis, state: &[u8], going: usize) {
-    rayon::join(
-        || a.put_to_sleep(state, going),
-        || {
-            rayon::join(
-                || b.put_to_sleep(state, going),
-                || c.put_to_sleep(state, going),
-            )
-        },
-    );
-}
-
-#[cfg(not(feature = "parallel"))]
-fn sleep_parallel(a: &mut Axis, b: &mut Axis, c: &mut Axis, state: &[u8], going: usize) {
-    a.put_to_sleep(state, going);
-    b.put_to_sleep(state, going);
-    c.put_to_sleep(state, going);
 }
 
 impl Engine for SapEngine {

@@ -10,7 +10,7 @@
 
 use crate::prefetch::prefetch;
 
-/// How many keys ahead batch operations ask for a key's bucket.
+/// How many keys ahead batch operations prefetch a key's bucket.
 const PREFETCH_AHEAD: usize = 8;
 
 /// Keys from which [`PairSet::remove_keys`] first looks them all up on every thread. Tiny in
@@ -20,7 +20,6 @@ const PARALLEL_LOOKUPS: usize = 1 << 14;
 #[cfg(test)]
 const PARALLEL_LOOKUPS: usize = 16;
 /// Keys per task of those look-ups.
-#[cfg(feature = "parallel")]
 const LOOKUP_CHUNK: usize = 4096;
 
 /// `index` of an empty bucket.
@@ -28,13 +27,13 @@ const EMPTY: u32 = u32::MAX;
 
 /// One slot of the hash table: finding a pair costs one cache line.
 #[derive(Clone, Copy, Debug)]
-struct Bucket {
+struct HashSlot {
     key: u64,
     /// Index into `keys`, or `EMPTY`.
     index: u32,
 }
 
-const VACANT: Bucket = Bucket {
+const VACANT: HashSlot = HashSlot {
     key: 0,
     index: EMPTY,
 };
@@ -45,7 +44,7 @@ pub(super) struct PairSet {
     /// The keys, densely.
     keys: Vec<u64>,
     /// Linear-probing table; its length is a power of two (or zero).
-    table: Vec<Bucket>,
+    table: Vec<HashSlot>,
     /// `64 - log2(table.len())`: Fibonacci hashing keeps the top bits.
     shift: u32,
     /// Where [`PairSet::remove_keys`] found each key before removing any (scratch).
@@ -62,7 +61,7 @@ impl PairSet {
     /// Heap bytes held.
     pub(super) fn memory_bytes(&self) -> usize {
         self.keys.capacity() * 8
-            + self.table.capacity() * std::mem::size_of::<Bucket>()
+            + self.table.capacity() * std::mem::size_of::<HashSlot>()
             + self.lookups.capacity() * 4
     }
 
@@ -95,7 +94,7 @@ impl PairSet {
     }
 
     /// Inserts pairs known to be new (a key already in the set is skipped). A large set's
-    /// buckets are all over memory: each is asked for a few keys ahead, so that the probes
+    /// buckets are all over memory: each is prefetched a few keys ahead, so that the probes
     /// find it in cache.
     pub(super) fn insert_new(&mut self, keys: &[u64]) {
         let want = (self.keys.len() + keys.len()) * 2;
@@ -108,7 +107,7 @@ impl PairSet {
             }
             let (s, found) = self.probe(k);
             if !found {
-                self.table[s] = Bucket {
+                self.table[s] = HashSlot {
                     key: k,
                     index: self.keys.len() as u32,
                 };
@@ -118,12 +117,12 @@ impl PairSet {
     }
 
     /// Removes the pairs of `keys` that are in the set. Each removal moves the last key of the
-    /// dense array into the hole; the buckets of the keys and of those last keys are asked for
+    /// dense array into the hole; the buckets of the keys and of those last keys are prefetched
     /// ahead, as in [`insert_new`](Self::insert_new).
     ///
     /// A key's place in the dense array is known only once its bucket is read, too late to ask
     /// for it ahead: with `parallel` and many keys, every thread first looks up a share of the
-    /// keys (reading only), and the removals ask for each place's line a few keys ahead.
+    /// keys (reading only), and the removals prefetch each place's line a few keys ahead.
     /// Without that, reading the place was three quarters of the removals on the `sizes`
     /// scene.
     pub(super) fn remove_keys(&mut self, keys: &[u64], parallel: bool) {
@@ -134,7 +133,9 @@ impl PairSet {
         lookups.clear();
         if parallel && keys.len() >= PARALLEL_LOOKUPS && crate::par::threads() > 1 {
             lookups.resize(keys.len(), EMPTY);
-            lookup::indices(self, keys, &mut lookups);
+            crate::par::zip_chunks(true, &mut lookups, keys, LOOKUP_CHUNK, |out, keys| {
+                self.look_up(keys, out);
+            });
         }
         for (n, &k) in keys.iter().enumerate() {
             if let Some(&ahead) = keys.get(n + PREFETCH_AHEAD) {
@@ -225,29 +226,6 @@ impl PairSet {
             self.table[s].index = i as u32;
         }
         self.keys.swap_remove(i);
-    }
-}
-
-/// [`PairSet::remove_keys`]'s look-ups, spread over rayon's threads.
-#[cfg(feature = "parallel")]
-mod lookup {
-    use super::{PairSet, LOOKUP_CHUNK};
-    use rayon::prelude::*;
-
-    pub(super) fn indices(set: &PairSet, keys: &[u64], out: &mut [u32]) {
-        out.par_chunks_mut(LOOKUP_CHUNK)
-            .zip(keys.par_chunks(LOOKUP_CHUNK))
-            .for_each(|(out, keys)| set.look_up(keys, out));
-    }
-}
-
-/// Without the `parallel` feature: one thread, so no look-ups ahead.
-#[cfg(not(feature = "parallel"))]
-mod lookup {
-    use super::PairSet;
-
-    pub(super) fn indices(set: &PairSet, keys: &[u64], out: &mut [u32]) {
-        set.look_up(keys, out);
     }
 }
 

@@ -6,7 +6,7 @@
 //! maxima are passed in no predictable order), on x86-64 as one SSE2 comparison of the four
 //! other-axis keys, elsewhere in scalar arithmetic. A test checks that both agree.
 
-use super::axis::End;
+use super::end::End;
 
 /// A minimum's keys, laid out once for testing many passed maxima against it.
 #[derive(Clone, Copy, Debug)]

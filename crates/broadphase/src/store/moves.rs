@@ -6,7 +6,7 @@ use crate::prefetch::{prefetch, prefetch_whole};
 use crate::{Aabb, Error, ProxyId};
 
 /// How many items ahead [`Store::set_aabbs`], [`Store::insert_batch`] and
-/// [`Store::remove_batch`] ask for a proxy's entries.
+/// [`Store::remove_batch`] prefetch a proxy's entries.
 pub(super) const MOVE_AHEAD: usize = 8;
 
 /// Moves per batch from which [`Store::set_aabbs`] spreads them over threads.
@@ -113,7 +113,7 @@ impl Store {
 
     /// All or nothing: every item is checked before the first box is written. A frame's moves
     /// after churn come in no slot order, and each proxy's entries cost a trip to memory: the
-    /// entries of the item [`MOVE_AHEAD`] places on are asked for before they are needed.
+    /// entries of the item [`MOVE_AHEAD`] places on are prefetched before they are needed.
     ///
     /// A large batch in increasing slot order (a frame that moves everything, handed over in
     /// the order the proxies were made) is checked and written by several threads, each its

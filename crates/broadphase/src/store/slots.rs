@@ -74,7 +74,7 @@ impl Store {
         }
         self.check_room(items.len())?;
         // Freed slots are reused last freed first, and lie all over the store: the entries of
-        // the slot the item [`MOVE_AHEAD`] places on will take are asked for ahead.
+        // the slot the item [`MOVE_AHEAD`] places on will take are prefetched.
         Ok(items
             .iter()
             .map(|&(aabb, desc)| {
@@ -130,7 +130,7 @@ impl Store {
 
     /// All or nothing: every id is checked, and marked so that one listed twice is caught,
     /// before the first removal (the marks are taken back if one fails). Removed proxies lie
-    /// all over the store: the entries of the id [`MOVE_AHEAD`] places on are asked for
+    /// all over the store: the entries of the id [`MOVE_AHEAD`] places on are prefetched
     /// before they are needed, in both passes.
     pub(crate) fn remove_batch(&mut self, ids: &[ProxyId]) -> Result<(), Error> {
         let ahead = |store: &Self, k: usize| {
