@@ -30,7 +30,7 @@ const SAMPLE: usize = 4096;
 
 /// The sweep axis and the cells over the two other axes.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) struct Grid {
+pub(crate) struct ColumnGrid {
     /// `[sweep, u, v]`: the sweep axis, then the two cut axes.
     pub axes: [usize; 3],
     origin: [f64; 2],
@@ -112,7 +112,7 @@ pub(crate) fn centre_spread<'a>(
     Spread::of(n, boxes).map(|s| (s.lo, s.hi))
 }
 
-impl Grid {
+impl ColumnGrid {
     /// One cell: a plain sweep along `axis`.
     pub fn single(axis: usize) -> Self {
         Self {
@@ -247,8 +247,8 @@ impl Grid {
         CellRange { u0, u1, v0, v1 }
     }
 
-    /// [`Grid::cell`] of `x[0]` on cut axis 0 and of `x[1]` on cut axis 1, both at once: the
-    /// deals of Abp and Mbp spent a third of their time converting coordinates one by one.
+    /// [`ColumnGrid::cell`] of `x[0]` on cut axis 0 and of `x[1]` on cut axis 1, both at once: the
+    /// binning of Abp and Mbp spent a third of their time converting coordinates one by one.
     #[inline(always)]
     fn cells2(&self, x: [f32; 2]) -> [u16; 2] {
         #[cfg(target_arch = "x86_64")]
@@ -311,7 +311,7 @@ mod tests {
         let boxes: Vec<Aabb> = (0..100)
             .map(|i| Aabb::new([i as f32, 0.0, 0.0], [i as f32 + 1.0, 1.0, 1.0]))
             .collect();
-        let grid = Grid::choose(&PARAMS, boxes.len(), boxes.iter(), None, None);
+        let grid = ColumnGrid::choose(&PARAMS, boxes.len(), boxes.iter(), None, None);
         assert_eq!(grid.len(), 1);
         assert_eq!(grid.axes[0], 0, "sweeps along the long axis");
     }
@@ -330,7 +330,7 @@ mod tests {
                 Aabb::new(p, p.map(|c| c + 0.9))
             })
             .collect();
-        let grid = Grid::choose(&PARAMS, boxes.len(), boxes.iter(), None, None);
+        let grid = ColumnGrid::choose(&PARAMS, boxes.len(), boxes.iter(), None, None);
         assert!(grid.cells[0] > 1 && grid.cells[1] > 1, "{grid:?}");
         let mut xs = vec![0.0, -0.0, -1e30, 1e30, f32::MAX, f32::MIN, f32::NAN];
         for k in 0..2 {
@@ -365,7 +365,7 @@ mod tests {
                 Aabb::new(p, p.map(|c| c + 1.0))
             })
             .collect();
-        let grid = Grid::choose(&PARAMS, n, boxes.iter(), None, None);
+        let grid = ColumnGrid::choose(&PARAMS, n, boxes.iter(), None, None);
         assert!(grid.len() > 16, "{grid:?}");
         let far = Aabb::new([-1e30; 3], [1e30; 3]);
         let r = grid.range(&far);
@@ -376,7 +376,7 @@ mod tests {
         );
         // A clipped grid covers only the clip: fewer cells, same sweep axis when asked.
         let clip = Aabb::new([0.0; 3], [30.0, 30.0, 90.0]);
-        let clipped = Grid::choose(
+        let clipped = ColumnGrid::choose(
             &PARAMS,
             n / 9,
             boxes.iter(),

@@ -3,7 +3,7 @@
 //! A cell holds every box that touches it, fixed and dynamic boxes apart, each list sorted on
 //! the sweep axis. Each update, the boxes that changed leave the cells they were in and arrive,
 //! re-encoded, in the cells they touch now. Most moves are small, and most boxes that move stay
-//! in exactly the cells they were in: those are not dealt at all ([`Stay`]); each of their
+//! in exactly the cells they were in: those are not binned at all ([`Stay`]); each of their
 //! cells re-encodes them from the store as it drops them, and they keep their order, which
 //! the move leaves nearly sorted (Abp's frame with all of 100,000 boxes moving went from 13.7
 //! to 10.5 ms). Each touched cell then
@@ -19,16 +19,16 @@
 //!    change: the changed ones are sorted, then merged).
 //!
 //! Cells are independent, so they are processed in parallel (rayon), and the arrivals are
-//! dealt in parallel too, one chunk of the (sorted) changed slots per thread, each chunk
+//! binned in parallel too, one chunk of the (sorted) changed slots per thread, each chunk
 //! writing its owner's per-slot records for its own range of slots. Every cell reads its
 //! arrivals back chunk after chunk, which is the order of the slots however they were cut, and
 //! the outputs are gathered in cell order: the result does not depend on the number of threads.
 //!
-//! A pair of boxes that share several cells is reported by one of them only, its *home*: each
-//! entry carries a tag naming its box's first region and first cell there (see [`tag`]), and
-//! the home of a pair is the lowest cell both boxes touch, in (region, u, v) order: within a
+//! A pair of boxes that share several cells is reported by one of them only, its *reporting
+//! cell*: each entry carries a tag naming its box's first region and first cell there (see
+//! [`tag`]), and the reporting cell of a pair is the lowest cell both boxes touch, in (region, u, v) order: within a
 //! region, the cell at `(max u0, max v0)`; across regions, the lowest region both touch. A pair
-//! that changes home is deleted from the old cell and created in the new one: it lands in both
+//! whose reporting cell changes is deleted from the old cell and created in the new one: it lands in both
 //! candidate lists, and [`Cells::finish`] cancels it out.
 
 pub(crate) mod grid;
@@ -72,9 +72,10 @@ pub(crate) fn local(t: u32) -> u32 {
     t & LOCAL
 }
 
-/// Where the pair of two entries tagged `a` and `b`, found in the cell with key `key`, belongs.
+/// Whether the cell with key `key` reports the pair of two entries tagged `a` and `b` found in
+/// it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Home {
+pub(crate) enum Report {
     /// This cell reports it.
     Here,
     /// Another cell does.
@@ -84,30 +85,30 @@ pub(crate) enum Home {
     HereUnlessLowerRegion,
 }
 
-/// The home rule of the module docs, from the tags alone.
+/// The rule of the module docs for which cell reports a pair, from the tags alone.
 #[inline(always)]
-pub(crate) fn home(key: u32, a: u32, b: u32) -> Home {
+pub(crate) fn reporting_cell(key: u32, a: u32, b: u32) -> Report {
     let u = ((a >> FIELD_BITS) & FIELD).max((b >> FIELD_BITS) & FIELD);
     let v = (a & FIELD).max(b & FIELD);
     if (u << FIELD_BITS) | v != key & LOCAL {
-        return Home::Elsewhere;
+        return Report::Elsewhere;
     }
     let (ra, rb) = (a >> REGION_SHIFT, b >> REGION_SHIFT);
     match ra.max(rb).cmp(&(key >> REGION_SHIFT)) {
-        std::cmp::Ordering::Equal => Home::Here,
+        std::cmp::Ordering::Equal => Report::Here,
         // Both boxes are in this cell's region and start below it. A box in exactly two
         // regions is in its first one and this one: two such boxes share a lower region
         // exactly when they start in the same one.
         std::cmp::Ordering::Less if a & b & TWO_REGIONS != 0 => {
             if ra == rb {
-                Home::Elsewhere
+                Report::Elsewhere
             } else {
-                Home::Here
+                Report::Here
             }
         }
-        std::cmp::Ordering::Less => Home::HereUnlessLowerRegion,
+        std::cmp::Ordering::Less => Report::HereUnlessLowerRegion,
         // Both boxes are in this cell's region, so neither starts above it.
-        std::cmp::Ordering::Greater => Home::Elsewhere,
+        std::cmp::Ordering::Greater => Report::Elsewhere,
     }
 }
 
@@ -119,9 +120,9 @@ pub(crate) struct Arrival {
     pub tag: u32,
 }
 
-/// What one chunk of the changed slots dealt: arrivals per cell, and the cells it touched.
+/// What one chunk of the changed slots binned: arrivals per cell, and the cells it touched.
 /// Dynamic and fixed arrivals are kept in separate arrays, and touched cells marked in a byte
-/// map: dealing reads and writes the header of one vector per arrival, and with a thousand
+/// map: binning reads and writes the header of one vector per arrival, and with a thousand
 /// cells and more the headers must stay in cache (two vectors a cell measured 30% slower at
 /// a million boxes).
 #[derive(Clone, Debug, Default)]
@@ -133,7 +134,7 @@ struct Chunk {
 }
 
 impl Chunk {
-    /// Empties the inboxes of the last deal and sizes them for `cells` cells.
+    /// Empties the inboxes of the last binning and sizes them for `cells` cells.
     fn reset(&mut self, cells: usize) {
         if self.dynamic.len() != cells {
             self.clear();
@@ -169,19 +170,19 @@ impl Chunk {
     }
 }
 
-/// How many boxes that stay ahead of the one re-encoded to ask the store for.
+/// How many boxes that stay ahead of the one re-encoded to prefetch from the store.
 const STAY_AHEAD: usize = 16;
 
-/// How far past a cell's last arrival to ask for the cache line its later arrivals will fill
+/// How far past a cell's last arrival to prefetch the cache line its later arrivals will fill
 /// (two lines of 32-byte arrivals).
 const TAIL_AHEAD: usize = 4;
 
-/// Where a dealing function puts a slot's arrivals.
-pub(crate) struct Sink<'a> {
+/// Where a binning function puts a slot's arrivals.
+pub(crate) struct BinSink<'a> {
     chunk: &'a mut Chunk,
 }
 
-impl Sink<'_> {
+impl BinSink<'_> {
     /// Delivers `arrival` to cell `cell`.
     #[inline(always)]
     pub(crate) fn push(&mut self, cell: usize, arrival: Arrival, fixed: bool) {
@@ -200,8 +201,8 @@ impl Sink<'_> {
     }
 }
 
-/// One cell: its fixed and dynamic boxes, each sorted on the sweep axis, and the pairs whose
-/// home it is.
+/// One cell: its fixed and dynamic boxes, each sorted on the sweep axis, and the pairs it
+/// reports.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Cell {
     /// The cell's key (see [`tag`]): its region and coordinates.
@@ -216,7 +217,7 @@ pub(crate) struct Cell {
     /// This update's arrivals, sorted.
     moved_fixed: BoxList,
     moved_dynamic: BoxList,
-    /// Keys of the pairs whose home is this cell, sorted; and the spare list they are merged
+    /// Keys of the pairs this cell reports, sorted; and the spare list they are merged
     /// into.
     pairs: Vec<u64>,
     spare: Vec<u64>,
@@ -309,18 +310,18 @@ struct Scratch {
 pub(crate) struct Rules<'a, A, L> {
     /// Whether the filter lets two slots pair (never asked for two fixed proxies).
     pub allows: &'a A,
-    /// For [`Home::HereUnlessLowerRegion`]: whether the two slots share a region below the
+    /// For [`Report::HereUnlessLowerRegion`]: whether the two slots share a region below the
     /// given one.
     pub lower_common: &'a L,
     /// Per slot: whether it changed this update (it leaves its cells) and then whether the
-    /// owner dealt it or it stays (see [`Stay`]). One byte per slot tells both, so a cell
+    /// owner binned it or it stays (see [`Stay`]). One byte per slot tells both, so a cell
     /// dropping its changed boxes reads one array at random, not two or three.
     pub stays: &'a [Stay],
     /// The boxes, which the cells read for the boxes that stay.
     pub store: &'a Store,
 }
 
-/// What became of a slot this update, as its owner records it while dealing (and sets back
+/// What became of a slot this update, as its owner records it while binning (and sets back
 /// to [`Stay::Unchanged`] after the update).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) enum Stay {
@@ -328,22 +329,22 @@ pub(crate) enum Stay {
     /// boxes stand without a test.
     #[default]
     Unchanged,
-    /// Changed, and dealt as arrivals (or removed).
+    /// Changed, and binned as arrivals (or removed).
     No,
     /// In exactly the cells it was in, with the same tag, and now dynamic or fixed: those
-    /// cells re-encode it from the store in place of receiving it, and it is not dealt.
+    /// cells re-encode it from the store in place of receiving it, and it is not binned.
     Dynamic,
     Fixed,
 }
 
-/// At least this many changed slots per chunk when dealing in parallel. Tiny with the
-/// `testing` feature, so that the differential suite's crowds deal in several chunks on
+/// At least this many changed slots per chunk when binning in parallel. Tiny with the
+/// `testing` feature, so that the differential suite's crowds are binned in several chunks on
 /// several threads.
 #[cfg(not(feature = "testing"))]
 const CHUNK_SLOTS: usize = 8192;
 #[cfg(feature = "testing")]
 const CHUNK_SLOTS: usize = 48;
-/// Slots to deal in order are listed by a scan of every slot when at least one in this many
+/// Slots to bin in order are listed by a scan of every slot when at least one in this many
 /// changed, and sorted when fewer did ([`Cells::order_slots`]).
 const SCAN_BELOW: usize = 16;
 /// At most this many chunks.
@@ -360,9 +361,9 @@ const PARALLEL_MIN: usize = 16;
 pub(crate) struct Cells {
     cells: Vec<Cell>,
     chunks: Vec<Chunk>,
-    /// Chunks used by the last deal, and the slots it dealt.
+    /// Chunks used by the last binning, and the slots it binned.
     active: usize,
-    dealt: usize,
+    binned: usize,
     /// Per cell: touched this update; boxes left it. Kept apart from the cells, which are
     /// large, so that marking stays in cache.
     is_touched: Vec<bool>,
@@ -374,7 +375,7 @@ pub(crate) struct Cells {
     tests: u64,
     /// Every touched cell measures its bounds.
     pub track_bounds: bool,
-    /// Sorts the slots to deal.
+    /// Sorts the slots to bin.
     sorter: RadixSorter,
     scratch: Vec<u32>,
 }
@@ -398,14 +399,14 @@ impl Cells {
 
     /// Replaces the cells in `range` by `new` ones (a new layout, a region re-cut, added or
     /// removed). The pairs of the old cells become deleted candidates: boxes whose pairs
-    /// persist are dealt again and find them again, which cancels them out. The caller deals
+    /// persist are binned again and find them again, which cancels them out. The caller bins
     /// again every box the old cells held.
     pub(crate) fn replace(&mut self, range: std::ops::Range<usize>, new: Vec<Cell>) {
         for cell in &self.cells[range.clone()] {
             self.deleted.extend_from_slice(&cell.pairs);
         }
         // Marks and inboxes refer to cell indices, which shift: drop them. Callers replace
-        // cells before anything is marked or dealt in an update.
+        // cells before anything is marked or binned in an update.
         debug_assert!(self.touched.is_empty());
         self.cells.splice(range, new);
         let n = self.cells.len();
@@ -417,7 +418,7 @@ impl Cells {
             chunk.clear();
         }
         self.active = 0;
-        self.dealt = 0;
+        self.binned = 0;
     }
 
     /// Marks cell `c` as touched by this update.
@@ -443,8 +444,8 @@ impl Cells {
         }
     }
 
-    /// Puts the slots to deal (each once) into increasing order: the store is then read in
-    /// order, and the dealing can run in parallel ([`Cells::chunks_for`]). Slots changed in
+    /// Puts the slots to bin (each once) into increasing order: the store is then read in
+    /// order, and the binning can run in parallel ([`Cells::chunks_for`]). Slots changed in
     /// scene order, as a simulation moves its bodies, come sorted already and cost one read;
     /// after churn (removed and re-inserted proxies get other slots) they do not. Then, when
     /// they are many (one slot in [`SCAN_BELOW`] or more), they are listed again by a scan of
@@ -470,7 +471,7 @@ impl Cells {
         }
     }
 
-    /// How many chunks to deal `slots` in: one per thread when `parallel` and the update is
+    /// How many chunks to bin `slots` in: one per thread when `parallel` and the update is
     /// large, provided `slots` increase (then each chunk holds a range of slots of its own,
     /// so owners can split their per-slot arrays between chunks: see [`split_slots`]); else
     /// one. A cell reads its arrivals back chunk after chunk, so they come in slot-list order
@@ -490,13 +491,13 @@ impl Cells {
         }
     }
 
-    /// Deals the arrivals of `slots`, cut into `states.len()` chunks (as [`split_slots`]
-    /// cuts them), in parallel when there are several: `deal(slot, sink, state)` pushes the
+    /// Bins the arrivals of `slots`, cut into `states.len()` chunks (as [`split_slots`]
+    /// cuts them), in parallel when there are several: `bin(slot, sink, state)` pushes the
     /// slot's arrivals (if any) and records what its owner keeps in its chunk's `state`.
-    pub(crate) fn deal<S, F>(&mut self, slots: &[u32], states: &mut [S], deal: F)
+    pub(crate) fn bin<S, F>(&mut self, slots: &[u32], states: &mut [S], bin: F)
     where
         S: Send,
-        F: Fn(u32, &mut Sink<'_>, &mut S) + Sync,
+        F: Fn(u32, &mut BinSink<'_>, &mut S) + Sync,
     {
         let chunks = states.len().max(1);
         let per_chunk = chunk_len(slots.len(), chunks);
@@ -504,16 +505,16 @@ impl Cells {
             self.chunks.resize_with(chunks, Chunk::default);
         }
         let cells = self.cells.len();
-        // Empty what every chunk dealt last time, including chunks this deal does not use.
+        // Empty what every chunk binned last time, including chunks this binning does not use.
         for chunk in &mut self.chunks {
             chunk.reset(cells);
         }
         self.active = chunks;
-        self.dealt = slots.len();
+        self.binned = slots.len();
         let work = |chunk: &mut Chunk, slots: &[u32], state: &mut S| {
-            let mut sink = Sink { chunk };
+            let mut sink = BinSink { chunk };
             for &slot in slots {
-                deal(slot, &mut sink, state);
+                bin(slot, &mut sink, state);
             }
         };
         let jobs = self.chunks[..chunks]
@@ -549,7 +550,7 @@ impl Cells {
             }
         };
         if parallel
-            && self.dealt >= PARALLEL_MIN
+            && self.binned >= PARALLEL_MIN
             && self.touched.len() > 1
             && crate::par::threads() > 1
         {
@@ -576,12 +577,12 @@ impl Cells {
     }
 
     /// The update's created and deleted pairs, each sorted, the pairs in both (they changed
-    /// home) removed from both. Call [`Cells::clear_changes`] once they are applied.
+    /// reporting cell) removed from both. Call [`Cells::clear_changes`] once they are applied.
     pub(crate) fn finish(&mut self, parallel: bool) -> (&[u64], &[u64]) {
         let (created, deleted) = (&mut self.created, &mut self.deleted);
         let both = parallel && created.len().min(deleted.len()) >= crate::par::SORT_BOTH_MIN;
         crate::par::both(both, || created.sort_unstable(), || deleted.sort_unstable());
-        // Each pair has one home cell, so no cell reports a key another reports too.
+        // Each pair has one reporting cell, so no cell reports a key another reports too.
         debug_assert!(self.created.windows(2).all(|w| w[0] < w[1]));
         debug_assert!(self.deleted.windows(2).all(|w| w[0] < w[1]));
         cancel_common(&mut self.created, &mut self.deleted);
@@ -618,7 +619,7 @@ impl Cells {
     }
 }
 
-/// Positions per chunk when `len` slots are dealt in `chunks` chunks.
+/// Positions per chunk when `len` slots are binned in `chunks` chunks.
 fn chunk_len(len: usize, chunks: usize) -> usize {
     len.div_ceil(chunks.max(1)).max(1)
 }
@@ -680,7 +681,7 @@ fn prune_cell<A, L>(
         };
         cell.fixed.retain(|id| !changed(id), ahead, &mut stay);
         cell.dynamic.retain(|id| !changed(id), ahead, &mut stay);
-        // The stayers' boxes lie all over the store: each is asked for a few stayers ahead.
+        // The stayers' boxes lie all over the store: each is prefetched a few stayers ahead.
         for k in 0..staying.len() {
             if let Some(&(ahead, _)) = staying.get(k + STAY_AHEAD) {
                 prefetch_whole(store.aabb_at(ahead as usize));
@@ -722,10 +723,10 @@ fn prune_cell<A, L>(
         let (allows, lower_common) = (rules.allows, rules.lower_common);
         let mut report = |a: &BoxList, i: usize, b: &BoxList, j: usize| {
             let (x, y) = (a.id(i), b.id(j));
-            let here = match home(key, a.tag(i), b.tag(j)) {
-                Home::Here => true,
-                Home::Elsewhere => false,
-                Home::HereUnlessLowerRegion => !lower_common(x, y, region),
+            let here = match reporting_cell(key, a.tag(i), b.tag(j)) {
+                Report::Here => true,
+                Report::Elsewhere => false,
+                Report::HereUnlessLowerRegion => !lower_common(x, y, region),
             };
             if here && allows(x, y) {
                 found.push(pair_key(x, y));
@@ -738,7 +739,7 @@ fn prune_cell<A, L>(
             &cell.fixed,
         );
         // Fixed boxes are never swept against fixed boxes. The five sweeps cover disjoint
-        // pairs of lists, and a pair's home is unique: each pair is found at most once.
+        // pairs of lists, and a pair's reporting cell is unique: each pair is found at most once.
         let mut tests = complete(md, |i, j| report(md, i, md, j));
         tests += bipartite(md, d, |i, j| report(md, i, d, j));
         tests += bipartite(md, f, |i, j| report(md, i, f, j));
@@ -1007,38 +1008,44 @@ mod tests {
     }
 
     #[test]
-    fn the_home_cell_is_unique() {
-        // Two boxes sharing cells u 2..=3, v 2..=2 of region 0: the home is (2, 2) only.
+    fn the_reporting_cell_is_unique() {
+        // Two boxes sharing cells u 2..=3, v 2..=2 of region 0: only (2, 2) reports them.
         let (a, b) = (tag(0, 1, 2), tag(0, 2, 1));
-        let homes: Vec<(u16, u16)> = (2..=3)
+        let reporting: Vec<(u16, u16)> = (2..=3)
             .flat_map(|u| (2..=2).map(move |v| (u, v)))
-            .filter(|&(u, v)| home(tag(0, u, v), a, b) == Home::Here)
+            .filter(|&(u, v)| reporting_cell(tag(0, u, v), a, b) == Report::Here)
             .collect();
-        assert_eq!(homes, vec![(2, 2)]);
+        assert_eq!(reporting, vec![(2, 2)]);
     }
 
     #[test]
     fn boxes_in_two_regions_need_no_lookup() {
         let two = |r: usize| tag(r, 0, 0) | TWO_REGIONS;
         // Both in region 5 and one region below: the same one, or not.
-        assert_eq!(home(tag(5, 0, 0), two(3), two(3)), Home::Elsewhere);
-        assert_eq!(home(tag(5, 0, 0), two(3), two(4)), Home::Here);
+        assert_eq!(
+            reporting_cell(tag(5, 0, 0), two(3), two(3)),
+            Report::Elsewhere
+        );
+        assert_eq!(reporting_cell(tag(5, 0, 0), two(3), two(4)), Report::Here);
         // One in more regions: the lists decide.
         assert_eq!(
-            home(tag(5, 0, 0), two(3), tag(4, 0, 0)),
-            Home::HereUnlessLowerRegion
+            reporting_cell(tag(5, 0, 0), two(3), tag(4, 0, 0)),
+            Report::HereUnlessLowerRegion
         );
         assert_eq!(local(two(7) | tag(0, 5, 9)), local(tag(0, 5, 9)));
     }
 
     #[test]
-    fn regions_order_homes() {
-        // Both start in region 3: a cell of region 3 is home, region 5 asks about lower ones.
+    fn regions_order_reporting_cells() {
+        // Both start in region 3: a cell of region 3 reports them, region 5 asks about lower ones.
         let (a, b) = (tag(3, 0, 0), tag(3, 0, 0));
-        assert_eq!(home(tag(3, 0, 0), a, b), Home::Here);
-        assert_eq!(home(tag(5, 0, 0), a, b), Home::HereUnlessLowerRegion);
+        assert_eq!(reporting_cell(tag(3, 0, 0), a, b), Report::Here);
+        assert_eq!(
+            reporting_cell(tag(5, 0, 0), a, b),
+            Report::HereUnlessLowerRegion
+        );
         // One starts in region 5 itself: no lower region can hold both.
-        assert_eq!(home(tag(5, 0, 0), a, tag(5, 0, 0)), Home::Here);
+        assert_eq!(reporting_cell(tag(5, 0, 0), a, tag(5, 0, 0)), Report::Here);
         assert_eq!(tag_region(tag(200, 7, 9)), 200);
     }
 
@@ -1050,7 +1057,7 @@ mod tests {
             let per_chunk = chunk_len(slots.len(), chunks);
             let k_chunks: Vec<&[u32]> = slots.chunks(per_chunk).collect();
             let parts = split_slots(&mut array, &slots, chunks);
-            // As many parts as `deal` makes chunks, each holding its chunk's slots.
+            // As many parts as `bin` makes chunks, each holding its chunk's slots.
             assert_eq!(parts.len(), k_chunks.len());
             assert_eq!(chunk_len(slots.len(), parts.len()), per_chunk);
             let mut covered = 0;

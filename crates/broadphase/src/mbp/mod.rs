@@ -31,7 +31,7 @@
 //!    fast path when the box stays in the core of its single region, the part no other region
 //!    reaches; else a lookup in a coarse grid of bins over the regions), then their cells
 //!    there; a proxy in exactly the regions and cells it was in keeps its membership and is
-//!    not dealt: its cells re-encode it where it is (a copy of its second region's entry in
+//!    not binned: its cells re-encode it where it is (a copy of its second region's entry in
 //!    the membership spares reading its region list to tell);
 //! 4. every touched cell prunes, in parallel, and the pair changes are gathered.
 
@@ -43,8 +43,8 @@ use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::abp::AbpSettings;
-use crate::cells::grid::{centre_spread, pad_stretch, CellRange, Grid};
-use crate::cells::{self, split_slots, Arrival, Cell, Cells, Home, Rules, Stay};
+use crate::cells::grid::{centre_spread, pad_stretch, CellRange, ColumnGrid};
+use crate::cells::{self, split_slots, Arrival, BinSink, Cell, Cells, Report, Rules, Stay};
 use crate::engine::{Driver, Engine, PairChanges, PairList};
 use crate::prefetch::prefetch;
 use crate::prune::EncodedBox;
@@ -60,14 +60,14 @@ const OUT: usize = 0;
 const OUT_AXES: [usize; 3] = [0, 1, 2];
 /// `Membership::extra` when the proxy is in at most one region.
 const NO_EXTRA: u32 = u32::MAX;
-/// How many changed proxies ahead the leaving step asks for a membership.
+/// How many changed proxies ahead the leaving step prefetches a membership.
 const LEAVE_AHEAD: usize = 8;
 /// `MbpEngine::forced` flags: the slot is placed again this update although it did not change;
 /// and its regions are looked up anew (a region it was in went away), rather than kept.
 const FORCED: u8 = 1;
-/// `MbpEngine::home` of a proxy in no region or in several.
-const NO_HOME: u16 = u16::MAX;
-const REHOME: u8 = 2;
+const LOOK_UP: u8 = 2;
+/// `MbpEngine::sole_region` of a proxy in no region or in several.
+const NOT_SOLE: u16 = u16::MAX;
 
 /// How [`Mbp`] sizes what it derives: the regions it lays out when none was added, and the
 /// cells it cuts every region into.
@@ -116,7 +116,7 @@ impl MbpTuning {
 
 /// A proxy's place in one region: the region and the cells it covers there.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-struct Entry {
+struct RegionEntry {
     region: u8,
     range: CellRange,
 }
@@ -125,10 +125,10 @@ struct Entry {
 /// `extras` slab when there are several).
 #[derive(Clone, Copy, Debug)]
 struct Membership {
-    first: Entry,
+    first: RegionEntry,
     /// The second region's entry when in two or more (a copy of `extras[extra][1]`, so that
     /// a proxy in two regions is compared with its new place without reading `extras`).
-    second: Entry,
+    second: RegionEntry,
     count: u16,
     extra: u32,
     /// Its box lies inside one of its regions.
@@ -142,7 +142,11 @@ impl Membership {
     /// the membership itself (no list to read: it would cost a cache miss); in more they are
     /// its list in `extras`.
     #[inline]
-    fn entries<'a>(&self, extras: &'a [Vec<Entry>], buf: &'a mut [Entry; 2]) -> &'a [Entry] {
+    fn entries<'a>(
+        &self,
+        extras: &'a [Vec<RegionEntry>],
+        buf: &'a mut [RegionEntry; 2],
+    ) -> &'a [RegionEntry] {
         *buf = [self.first, self.second];
         debug_assert!(self.count != 2 || extras[self.extra as usize][..] == buf[..]);
         match self.count {
@@ -155,8 +159,8 @@ impl Membership {
 impl Default for Membership {
     fn default() -> Self {
         Self {
-            first: Entry::default(),
-            second: Entry::default(),
+            first: RegionEntry::default(),
+            second: RegionEntry::default(),
             count: 0,
             extra: NO_EXTRA,
             inside: false,
@@ -203,7 +207,7 @@ enum State {
 /// A region with cells.
 #[derive(Clone, Debug)]
 struct Built {
-    grid: Grid,
+    grid: ColumnGrid,
     first_cell: usize,
     /// The population its grid was chosen for.
     grid_for: usize,
@@ -219,7 +223,7 @@ struct Built {
 }
 
 impl Built {
-    fn new(grid: Grid, first_cell: usize, grid_for: usize) -> Self {
+    fn new(grid: ColumnGrid, first_cell: usize, grid_for: usize) -> Self {
         Self {
             grid,
             first_cell,
@@ -235,7 +239,7 @@ impl Built {
     }
 
     /// The region's cells, with keys, for grid `grid` of region `r`.
-    fn cells(r: usize, grid: &Grid) -> Vec<Cell> {
+    fn cells(r: usize, grid: &ColumnGrid) -> Vec<Cell> {
         (0..grid.cells[0])
             .flat_map(|u| (0..grid.cells[1]).map(move |v| (u, v)))
             .map(|(u, v)| Cell::new(cells::tag(r, u as u16, v as u16), true, grid.axes))
@@ -307,10 +311,10 @@ impl Region {
 struct PlaceChunk<'a> {
     base: usize,
     members: &'a mut [Membership],
-    home: &'a mut [u16],
+    sole_region: &'a mut [u16],
     stays: &'a mut [Stay],
     /// The region lists of this chunk's proxies in several regions.
-    lists: Vec<Entry>,
+    lists: Vec<RegionEntry>,
     fixups: Vec<Fixup>,
 }
 
@@ -368,17 +372,17 @@ pub struct MbpEngine {
     cells: Cells,
     /// Per slot, while the structure holds it.
     members: Vec<Membership>,
-    /// Per slot: its region when it is in exactly one, else `NO_HOME`. The fast path reads
+    /// Per slot: its region when it is in exactly one, else `NOT_SOLE`. The fast path reads
     /// this (two bytes a proxy) rather than the whole membership.
-    home: Vec<u16>,
+    sole_region: Vec<u16>,
     /// Per slot, written for every slot placed: whether it changed but stays in the cells it
     /// was in, so that they re-encode it in place instead of receiving it.
     stays: Vec<Stay>,
-    extras: Vec<Vec<Entry>>,
+    extras: Vec<Vec<RegionEntry>>,
     free_extras: Vec<u32>,
     /// Per slot: held and not fully inside a region (the bitmap new regions scan).
     not_inside: Bits,
-    /// Per slot: placed again this update without having changed (`FORCED`, `REHOME`).
+    /// Per slot: placed again this update without having changed (`FORCED`, `LOOK_UP`).
     forced: Vec<u8>,
     forced_list: Vec<u32>,
     /// Regions whose cells were replaced this update (no proxy leaves them cell by cell).
@@ -433,7 +437,7 @@ impl Mbp {
 
     /// Adds a region; it takes effect at the next update. With `populate`, the proxies
     /// already held whose box touches it join it then; without, only proxies placed later
-    /// do (inserted or changed, or re-homed when a region they were in is removed), as in
+    /// do (inserted or changed, or looked up again when a region they were in is removed), as in
     /// PhysX. The first region added ends the derived regions: from then on, proxies outside
     /// every added region are out of bounds.
     ///
@@ -447,7 +451,7 @@ impl Mbp {
         self.engine.add_region(bounds, populate)
     }
 
-    /// Removes a region; at the next update its proxies are re-homed in the regions they
+    /// Removes a region; at the next update its proxies are placed again in the regions they
     /// still touch (or go out of bounds), and pairs that no longer share a region are
     /// reported deleted.
     ///
@@ -513,7 +517,7 @@ impl MbpEngine {
             index: RegionIndex::default(),
             cells,
             members: Vec::new(),
-            home: Vec::new(),
+            sole_region: Vec::new(),
             stays: Vec::new(),
             extras: Vec::new(),
             free_extras: Vec::new(),
@@ -686,7 +690,7 @@ impl MbpEngine {
     /// The plane regions are indexed (and drawn) in.
     fn plane(&self) -> [usize; 2] {
         if self.auto {
-            let [_, u, v] = Grid::single(self.sweep).axes;
+            let [_, u, v] = ColumnGrid::single(self.sweep).axes;
             [u, v]
         } else {
             horizontal(self.up)
@@ -695,7 +699,7 @@ impl MbpEngine {
 
     /// The sizing of the cells: the tuning's, with cells growing as the square root of the
     /// population past 250,000 proxies. Past a million boxes, the thousands of cells of
-    /// thousand-box cells make dealing the arrivals slow (each cell's list is a stream being
+    /// thousand-box cells make binning the arrivals slow (each cell's list is a stream being
     /// written); twice larger cells were 11% faster on uniform 1M, and made no difference
     /// at 100k.
     fn params(&self, store: &Store) -> crate::cells::grid::GridParams {
@@ -764,13 +768,13 @@ impl MbpEngine {
         }
     }
 
-    /// Places `slot` again this update; with `rehome`, its regions are looked up anew.
-    fn force(&mut self, slot: u32, rehome: bool) {
+    /// Places `slot` again this update; with `look_up`, its regions are looked up anew.
+    fn force(&mut self, slot: u32, look_up: bool) {
         let f = &mut self.forced[slot as usize];
         if *f == 0 {
             self.forced_list.push(slot);
         }
-        *f |= FORCED | if rehome { REHOME } else { 0 };
+        *f |= FORCED | if look_up { LOOK_UP } else { 0 };
     }
 
     /// Every proxy held by built region `b` (each once: at the entry of its first cell).
@@ -791,7 +795,7 @@ impl MbpEngine {
     /// Drops region `r` from slot `s`'s membership (the region is going away).
     fn strip(&mut self, s: usize, r: usize) {
         // A stripped proxy is looked up again: no fast path.
-        self.home[s] = NO_HOME;
+        self.sole_region[s] = NOT_SOLE;
         let m = &mut self.members[s];
         match m.count {
             0 => {}
@@ -820,7 +824,7 @@ impl MbpEngine {
         let n = store.slot_count();
         if self.members.len() < n {
             self.members.resize(n, Membership::default());
-            self.home.resize(n, NO_HOME);
+            self.sole_region.resize(n, NOT_SOLE);
             self.stays.resize(n, Stay::Unchanged);
             self.forced.resize(n, 0);
             self.not_inside
@@ -842,7 +846,7 @@ impl MbpEngine {
     /// `boxes_per_region` proxies each, the border regions reaching to infinity.
     fn derived_regions(&self, store: &Store) -> Vec<Aabb> {
         let live = (0..store.slot_count()).filter(|&i| store.is_alive(i));
-        let [_, u, v] = Grid::single(self.sweep).axes;
+        let [_, u, v] = ColumnGrid::single(self.sweep).axes;
         let whole = Aabb::new([f32::NEG_INFINITY; 3], [f32::INFINITY; 3]);
         let k = ((store.len() as f64 / self.tuning.boxes_per_region as f64)
             .sqrt()
@@ -887,7 +891,7 @@ impl MbpEngine {
         let n = store.len();
         {
             let live = (0..store.slot_count()).filter(|&i| store.is_alive(i));
-            self.sweep = Grid::choose(
+            self.sweep = ColumnGrid::choose(
                 &self.params(store),
                 n,
                 live.map(|i| store.aabb_at(i)),
@@ -923,7 +927,7 @@ impl MbpEngine {
             for m in &mut self.members {
                 *m = Membership::default();
             }
-            self.home.iter_mut().for_each(|h| *h = NO_HOME);
+            self.sole_region.iter_mut().for_each(|h| *h = NOT_SOLE);
             for e in &mut self.extras {
                 e.clear();
             }
@@ -955,7 +959,7 @@ impl MbpEngine {
         let mut all = vec![Cell::new(cells::tag(0, 0, 0), false, OUT_AXES)];
         for &(r, bounds) in &table {
             let est = samples[r].len() * stride;
-            let grid = Grid::choose(&params, est, samples[r].iter(), None, Some(&bounds));
+            let grid = ColumnGrid::choose(&params, est, samples[r].iter(), None, Some(&bounds));
             let first = all.len();
             all.extend(Built::cells(r, &grid));
             if let Some(region) = self.regions[r].as_mut() {
@@ -1019,7 +1023,7 @@ impl MbpEngine {
             } else {
                 Vec::new()
             };
-            let grid = Grid::choose(
+            let grid = ColumnGrid::choose(
                 &self.params(store),
                 joiners.len(),
                 joiners.iter().map(|&i| store.aabb_at(i as usize)),
@@ -1096,7 +1100,7 @@ impl MbpEngine {
         let Some(b) = self.built(r) else { return };
         let members = self.members_of(b);
         let region_bounds = self.regions[r].as_ref().map(|x| x.bounds);
-        let grid = Grid::choose(
+        let grid = ColumnGrid::choose(
             &self.params(store),
             members.len(),
             members.iter().map(|&i| store.aabb_at(i as usize)),
@@ -1147,7 +1151,7 @@ impl MbpEngine {
                     }
                     s
                 };
-                // The memberships of changed proxies lie apart: ask a few ahead.
+                // The memberships of changed proxies lie apart: prefetch a few ahead.
                 if let Some(&ahead) = store.dirty().get(k + LEAVE_AHEAD) {
                     if let Some(m) = self.members.get(ahead as usize) {
                         prefetch(m);
@@ -1157,7 +1161,7 @@ impl MbpEngine {
                     continue;
                 }
                 let m = self.members[slot];
-                let mut buf = [Entry::default(); 2];
+                let mut buf = [RegionEntry::default(); 2];
                 for e in m.entries(&self.extras, &mut buf) {
                     let r = usize::from(e.region);
                     let Some(b) = self.regions[r].as_ref().and_then(Region::built) else {
@@ -1188,7 +1192,7 @@ impl MbpEngine {
             });
     }
 
-    /// Step 3 of the module docs: places `to_place`, dealing their arrivals into the cells
+    /// Step 3 of the module docs: places `to_place`, binning their arrivals into the cells
     /// and recording their memberships; the chunks of slots run in parallel, each writing
     /// the memberships of its own range of slots. Proxies in several regions have their
     /// lists stored afterwards, in slot-list order.
@@ -1208,23 +1212,25 @@ impl MbpEngine {
         let chunks = Cells::chunks_for(&self.to_place, self.parallel);
         let mut states: Vec<PlaceChunk> = split_slots(&mut self.members, &self.to_place, chunks)
             .into_iter()
-            .zip(split_slots(&mut self.home, &self.to_place, chunks))
+            .zip(split_slots(&mut self.sole_region, &self.to_place, chunks))
             .zip(split_slots(&mut self.stays, &self.to_place, chunks))
-            .map(|(((base, members), (_, home)), (_, stays))| PlaceChunk {
-                base,
-                members,
-                home,
-                stays,
-                lists: Vec::new(),
-                fixups: Vec::new(),
-            })
+            .map(
+                |(((base, members), (_, sole_region)), (_, stays))| PlaceChunk {
+                    base,
+                    members,
+                    sole_region,
+                    stays,
+                    lists: Vec::new(),
+                    fixups: Vec::new(),
+                },
+            )
             .collect();
         self.cells
-            .deal(&self.to_place, &mut states, |slot, sink, st| {
+            .bin(&self.to_place, &mut states, |slot, sink, st| {
                 ctx.place(slot, sink, st);
             });
         // Store the lists of the proxies in several regions, release the lists of the others.
-        let done: Vec<(Vec<Entry>, Vec<Fixup>)> =
+        let done: Vec<(Vec<RegionEntry>, Vec<Fixup>)> =
             states.into_iter().map(|st| (st.lists, st.fixups)).collect();
         for (lists, fixups) in &done {
             for f in fixups {
@@ -1302,11 +1308,11 @@ impl MbpEngine {
     }
 }
 
-/// Deals a proxy's `arrival` into the cells of region `r` (built as `b`) that it covers,
+/// Bins a proxy's `arrival` into the cells of region `r` (built as `b`) that it covers,
 /// `first` being its lowest region and `flags` the tag's flags, and returns its entry there.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn deal_in(
+fn bin_in(
     b: &Built,
     r: usize,
     first: usize,
@@ -1314,13 +1320,13 @@ fn deal_in(
     range: CellRange,
     mut arrival: Arrival,
     fixed: bool,
-    sink: &mut cells::Sink<'_>,
-) -> Entry {
+    sink: &mut BinSink<'_>,
+) -> RegionEntry {
     arrival.tag = cells::tag(first, range.u0, range.v0) | flags;
     for (u, v) in range.cells() {
         sink.push(b.first_cell + b.grid.index(u, v), arrival, fixed);
     }
-    Entry {
+    RegionEntry {
         region: r as u8,
         range,
     }
@@ -1333,12 +1339,12 @@ enum Regions {
     Set(RegionSet),
 }
 
-/// What placing a proxy reads, shared by the threads that deal.
+/// What placing a proxy reads, shared by the threads that bin.
 struct Placing<'a> {
     store: &'a Store,
     regions: &'a [Option<Region>],
     index: &'a RegionIndex,
-    extras: &'a [Vec<Entry>],
+    extras: &'a [Vec<RegionEntry>],
     forced: &'a [u8],
     not_inside: &'a [AtomicU64],
     joinable: RegionSet,
@@ -1348,16 +1354,16 @@ struct Placing<'a> {
 }
 
 impl Placing<'_> {
-    /// Places `slot`: deals its arrivals and writes its membership in its chunk `st`.
+    /// Places `slot`: bins its arrivals and writes its membership in its chunk `st`.
     #[inline]
-    fn place(&self, slot: u32, sink: &mut cells::Sink<'_>, st: &mut PlaceChunk) {
+    fn place(&self, slot: u32, sink: &mut BinSink<'_>, st: &mut PlaceChunk) {
         let s = slot as usize;
         let i = s - st.base;
         let old = st.members[i];
         st.stays[i] = Stay::No;
         if !self.store.is_alive(s) {
             st.members[i] = Membership::default();
-            st.home[i] = NO_HOME;
+            st.sole_region[i] = NOT_SOLE;
             self.mark_not_inside(s, false);
             if old.extra != NO_EXTRA {
                 st.fixups.push(Fixup {
@@ -1371,7 +1377,7 @@ impl Placing<'_> {
         }
         let aabb = self.store.aabb_at(s);
         let fixed = self.store.is_fixed(s);
-        let (regions, inside) = self.regions_of(s, &old, st.home[i]);
+        let (regions, inside) = self.regions_of(s, &old, st.sole_region[i]);
         let arrival = |axes: [usize; 3]| Arrival {
             enc: EncodedBox::new(aabb, axes),
             slot,
@@ -1391,7 +1397,7 @@ impl Placing<'_> {
                             st.stays[i] = if fixed { Stay::Fixed } else { Stay::Dynamic };
                             old.first
                         } else {
-                            deal_in(b, r, r, 0, range, arrival(b.grid.axes), fixed, sink)
+                            bin_in(b, r, r, 0, range, arrival(b.grid.axes), fixed, sink)
                         };
                         m.count = 1;
                     }
@@ -1414,17 +1420,17 @@ impl Placing<'_> {
                     // Same regions and cells: the membership, its list included, is kept.
                     st.stays[i] = if fixed { Stay::Fixed } else { Stay::Dynamic };
                     st.members[i] = Membership { inside, ..old };
-                    st.home[i] = if old.count == 1 {
+                    st.sole_region[i] = if old.count == 1 {
                         u16::from(old.first.region)
                     } else {
-                        NO_HOME
+                        NOT_SOLE
                     };
                     self.mark_not_inside(s, !inside);
                     return;
                 }
                 let start = st.lists.len();
                 let mut first = None;
-                // Tags say when a box is in exactly two regions (see `cells::home`).
+                // Tags say when a box is in exactly two regions (see `cells::reporting_cell`).
                 let two = if set.len() == 2 {
                     cells::TWO_REGIONS
                 } else {
@@ -1441,7 +1447,7 @@ impl Placing<'_> {
                         _ => arrival(b.grid.axes),
                     };
                     last = Some((b.grid.axes, a));
-                    st.lists.push(deal_in(b, r, f, two, range, a, fixed, sink));
+                    st.lists.push(bin_in(b, r, f, two, range, a, fixed, sink));
                 }
                 let len = st.lists.len() - start;
                 match len {
@@ -1466,10 +1472,10 @@ impl Placing<'_> {
                 }
             }
         }
-        st.home[i] = if m.count == 1 {
+        st.sole_region[i] = if m.count == 1 {
             u16::from(m.first.region)
         } else {
-            NO_HOME
+            NOT_SOLE
         };
         st.members[i] = m;
         self.mark_not_inside(s, !m.inside);
@@ -1483,7 +1489,7 @@ impl Placing<'_> {
     }
 
     /// Whether slot `s`, now in region `r` alone over cells `range`, was in exactly those
-    /// (and may stay): its cells then keep it, re-encoded in place, and it is not dealt. Its
+    /// (and may stay): its cells then keep it, re-encoded in place, and it is not binned. Its
     /// tag, made of its region and first cell, is the same.
     #[inline]
     fn stays_put(&self, s: usize, old: &Membership, r: usize, range: CellRange) -> bool {
@@ -1499,7 +1505,7 @@ impl Placing<'_> {
         if !self.may_stay(s, old) || usize::from(old.count) != set.len() {
             return false;
         }
-        let mut buf = [Entry::default(); 2];
+        let mut buf = [RegionEntry::default(); 2];
         let entries = old.entries(self.extras, &mut buf);
         set.iter().zip(entries).all(|(r, e)| {
             usize::from(e.region) == r
@@ -1530,13 +1536,13 @@ impl Placing<'_> {
     /// inside it and touches none of its neighbours, is in that region alone). The others
     /// keep their regions, and join the populated new regions they touch.
     #[inline]
-    fn regions_of(&self, s: usize, old: &Membership, home: u16) -> (Regions, bool) {
+    fn regions_of(&self, s: usize, old: &Membership, sole: u16) -> (Regions, bool) {
         let aabb = self.store.aabb_at(s);
         let index = self.index;
-        let lookup = self.lookup_all || self.store.is_dirty(s) || self.forced[s] & REHOME != 0;
+        let lookup = self.lookup_all || self.store.is_dirty(s) || self.forced[s] & LOOK_UP != 0;
         if !lookup {
             let mut set = RegionSet::default();
-            let mut buf = [Entry::default(); 2];
+            let mut buf = [RegionEntry::default(); 2];
             for e in old.entries(self.extras, &mut buf) {
                 set.insert(usize::from(e.region));
             }
@@ -1552,8 +1558,8 @@ impl Placing<'_> {
                 .any(|r| index.bounds(r).is_some_and(|b| b.contains(aabb)));
             return (Regions::Set(set), inside);
         }
-        if home != NO_HOME {
-            let r = usize::from(home);
+        if sole != NOT_SOLE {
+            let r = usize::from(sole);
             if let Some(Region {
                 state: State::Built(b),
                 ..
@@ -1575,13 +1581,13 @@ impl Placing<'_> {
 /// The memberships, borrowed apart from the cells (for the parallel pruning).
 struct MembershipView<'a> {
     members: &'a [Membership],
-    extras: &'a [Vec<Entry>],
+    extras: &'a [Vec<RegionEntry>],
 }
 
 impl MembershipView<'_> {
     /// Whether the slots `x` and `y` share a region below `r`.
     fn share_region_below(&self, x: u32, y: u32, r: usize) -> bool {
-        let (mut bx, mut by) = ([Entry::default(); 2], [Entry::default(); 2]);
+        let (mut bx, mut by) = ([RegionEntry::default(); 2], [RegionEntry::default(); 2]);
         let (ex, ey) = (
             self.members[x as usize].entries(self.extras, &mut bx),
             self.members[y as usize].entries(self.extras, &mut by),
@@ -1632,10 +1638,10 @@ impl Engine for MbpEngine {
                 let here = cells::tag(0, u as u16, v as u16);
                 let cell = self.cells.get(b.first_cell + b.grid.index(u, v));
                 cell.scan(bounds, &mut |slot, tag| {
-                    if cells::home(here, cells::local(tag), query) != Home::Here {
+                    if cells::reporting_cell(here, cells::local(tag), query) != Report::Here {
                         return ControlFlow::Continue(());
                     }
-                    let mut buf = [Entry::default(); 2];
+                    let mut buf = [RegionEntry::default(); 2];
                     let lower = cells::tag_region(tag) < r
                         && view.members[slot as usize]
                             .entries(view.extras, &mut buf)
@@ -1757,7 +1763,7 @@ impl Engine for MbpEngine {
             + self
                 .extras
                 .iter()
-                .map(|e| e.capacity() * size_of::<Entry>())
+                .map(|e| e.capacity() * size_of::<RegionEntry>())
                 .sum::<usize>()
             + self.not_inside.0.capacity() * 8
             + self.forced.capacity();
