@@ -7,7 +7,8 @@
 //! into C cells and sweeping each on its own divides that by C, at the price of boxes that
 //! straddle cell borders appearing in several cells. The grid is derived from the boxes
 //! themselves (robust percentiles, so a few far or huge boxes do not stretch it); boxes outside
-//! it are clamped into the border cells, which reach to infinity.
+//! it are clamped into the border cells, which reach to infinity. Sap cuts its large batches of
+//! fresh boxes with the same grid, sized its own way ([`ColumnGrid::cut`]).
 
 use crate::Aabb;
 
@@ -120,6 +121,19 @@ impl ColumnGrid {
             origin: [0.0; 2],
             inv_cell: [0.0; 2],
             cells: [1, 1],
+        }
+    }
+
+    /// A grid sweeping along `sweep` whose cut axis `k` (0 for u, 1 for v) has `cells[k]`
+    /// cells of `1 / inv_cell[k]` each from `origin[k]` (the border cells reach to infinity):
+    /// for an owner that sizes its cells itself, as Sap's batches of fresh boxes do.
+    pub fn cut(sweep: usize, origin: [f64; 2], inv_cell: [f64; 2], cells: [usize; 2]) -> Self {
+        debug_assert!(cells.iter().all(|&c| (1..=MAX_CELLS_PER_AXIS).contains(&c)));
+        Self {
+            origin,
+            inv_cell,
+            cells,
+            ..Self::single(sweep)
         }
     }
 
@@ -242,8 +256,15 @@ impl ColumnGrid {
     #[inline(always)]
     pub fn range(&self, aabb: &Aabb) -> CellRange {
         let [_, u, v] = self.axes;
-        let [u0, v0] = self.cells2([aabb.min[u], aabb.min[v]]);
-        let [u1, v1] = self.cells2([aabb.max[u], aabb.max[v]]);
+        self.range_uv([aabb.min[u], aabb.min[v]], [aabb.max[u], aabb.max[v]])
+    }
+
+    /// The cells covered by a box whose minima on the cut axes are `min` and maxima `max`
+    /// (`[u, v]` each).
+    #[inline(always)]
+    pub fn range_uv(&self, min: [f32; 2], max: [f32; 2]) -> CellRange {
+        let [u0, v0] = self.cells2(min);
+        let [u1, v1] = self.cells2(max);
         CellRange { u0, u1, v0, v1 }
     }
 
