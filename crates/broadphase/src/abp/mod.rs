@@ -7,7 +7,8 @@
 //! ([`crate::cells::grid`]): a plain sweep tests N²·w/L candidates in a dense scene, the columns
 //! divide that by their number. The columns are [`crate::cells`], which Mbp's regions use too:
 //! how boxes leave and arrive, the sweeps, the per-column pair diff and the parallel processing
-//! live there.
+//! live there, and so do the loop that bins the changed boxes, the end of an update and the
+//! walk of a ray through the columns. This engine says where a box goes and keeps its counts.
 //!
 //! Per update:
 //! 1. boxes that changed leave their old columns (marked here, compacted by each column);
@@ -21,11 +22,10 @@
 
 mod settings;
 
-use std::collections::HashSet;
 use std::ops::ControlFlow;
 
-use crate::cells::grid::{pad_stretch, CellRange, ColumnGrid};
-use crate::cells::{self, split_slots, Arrival, Cell, Cells, Rules, Stay};
+use crate::cells::grid::{CellRange, ColumnGrid};
+use crate::cells::{self, split_slots, Arrival, Binning, Cell, Cells, RayWalk, Rules, Stay};
 use crate::engine::{Driver, Engine, PairChanges, PairList, Store};
 use crate::prune::EncodedBox;
 use crate::query::{segment_bounds, Ray};
@@ -84,27 +84,22 @@ pub struct AbpEngine {
     ranges: Vec<CellRange>,
     /// Per slot: whether its centre lies outside the grid (it sits in a border column).
     outside: Vec<bool>,
-    /// Per slot, written for every slot binned: whether it changed but stays in the columns it
-    /// was in, so that they re-encode it in place instead of receiving it.
-    stays: Vec<Stay>,
     /// Live proxies the grid was chosen for; `None` before the first update.
     layout_for: Option<usize>,
     /// Entries in all columns (a box counts once per column it covers).
     entries: usize,
     /// Boxes in the structure whose centre lies outside the grid.
     outside_count: usize,
-    /// Slots to bin (all live ones after a new layout).
-    to_bin: Vec<u32>,
+    /// Slots to bin (all live ones after a new layout), and what became of each.
+    binning: Binning,
     rebuilds: u64,
 }
 
 /// What one chunk of the binning writes: the columns and outside flags of its own range of
-/// slots (starting at slot `base`), and its counts.
-struct BinChunk<'a> {
-    base: usize,
+/// slots, and its counts.
+struct ColumnChunk<'a> {
     ranges: &'a mut [CellRange],
     outside: &'a mut [bool],
-    stays: &'a mut [Stay],
     /// Entries and boxes outside the grid that the chunk's slots add, and those they held.
     entries: usize,
     outside_count: usize,
@@ -125,11 +120,10 @@ impl AbpEngine {
             cells,
             ranges: Vec::new(),
             outside: Vec::new(),
-            stays: Vec::new(),
             layout_for: None,
             entries: 0,
             outside_count: 0,
-            to_bin: Vec::new(),
+            binning: Binning::default(),
             rebuilds: 0,
         }
     }
@@ -199,69 +193,73 @@ impl AbpEngine {
         if self.ranges.len() < slots {
             self.ranges.resize(slots, CellRange::default());
             self.outside.resize(slots, false);
-            self.stays.resize(slots, Stay::Unchanged);
         }
-        self.to_bin.clear();
+        self.binning.grow(slots);
+        let to_bin = &mut self.binning.slots;
+        to_bin.clear();
         if everything {
-            self.to_bin
-                .extend((0..slots as u32).filter(|&i| store.is_alive(i as usize)));
+            to_bin.extend((0..slots as u32).filter(|&i| store.is_alive(i as usize)));
         } else {
-            self.to_bin.extend_from_slice(store.dirty());
-            self.cells
-                .order_slots(&mut self.to_bin, slots, |i| store.is_dirty(i));
+            to_bin.extend_from_slice(store.dirty());
+            self.cells.order_slots(to_bin, slots, |i| store.is_dirty(i));
         }
         let grid = &self.grid;
-        let chunks = Cells::chunks_for(&self.to_bin, self.parallel);
-        let mut states: Vec<BinChunk> = split_slots(&mut self.ranges, &self.to_bin, chunks)
+        let to_bin = &self.binning.slots;
+        let chunks = Cells::chunks_for(to_bin, self.parallel);
+        let states = split_slots(&mut self.ranges, to_bin, chunks)
             .into_iter()
-            .zip(split_slots(&mut self.outside, &self.to_bin, chunks))
-            .zip(split_slots(&mut self.stays, &self.to_bin, chunks))
-            .map(|(((base, ranges), (_, outside)), (_, stays))| BinChunk {
-                base,
-                ranges,
-                outside,
-                stays,
-                entries: 0,
-                outside_count: 0,
-                old_entries: 0,
-                old_outside: 0,
+            .zip(split_slots(&mut self.outside, to_bin, chunks))
+            .map(|((base, ranges), (_, outside))| {
+                let st = ColumnChunk {
+                    ranges,
+                    outside,
+                    entries: 0,
+                    outside_count: 0,
+                    old_entries: 0,
+                    old_outside: 0,
+                };
+                (base, st)
             })
             .collect();
-        self.cells.bin(&self.to_bin, &mut states, |slot, sink, st| {
-            let s = slot as usize;
-            let i = s - st.base;
-            // What the slot held in the columns leaves them (a new layout starts empty).
-            let was_in = !everything && store.was_in(s);
-            if was_in {
-                st.old_entries += st.ranges[i].count();
-                st.old_outside += usize::from(std::mem::take(&mut st.outside[i]));
-            }
-            st.stays[i] = Stay::No;
-            if !store.is_alive(s) {
-                return;
-            }
-            let aabb = store.aabb_at(s);
-            let fixed = store.is_fixed(s);
-            let range = grid.range(aabb);
-            if was_in && range == st.ranges[i] {
-                // Same columns, same tag: they re-encode it where it is.
-                st.stays[i] = if fixed { Stay::Fixed } else { Stay::Dynamic };
-            } else {
-                let arrival = Arrival {
-                    enc: EncodedBox::new(aabb, grid.axes),
-                    slot,
-                    tag: cells::tag(0, range.u0, range.v0),
-                };
-                for (u, v) in range.cells() {
-                    sink.push(grid.index(u, v), arrival, fixed);
+        let states = self.cells.bin(
+            &mut self.binning,
+            states,
+            |slot, i, sink, st: &mut ColumnChunk| {
+                let s = slot as usize;
+                // What the slot held in the columns leaves them (a new layout starts empty).
+                let was_in = !everything && store.was_in(s);
+                if was_in {
+                    st.old_entries += st.ranges[i].count();
+                    st.old_outside += usize::from(std::mem::take(&mut st.outside[i]));
                 }
-            }
-            let outside = grid.is_outside(aabb);
-            st.ranges[i] = range;
-            st.outside[i] = outside;
-            st.outside_count += usize::from(outside);
-            st.entries += range.count();
-        });
+                if !store.is_alive(s) {
+                    return Stay::No;
+                }
+                let aabb = store.aabb_at(s);
+                let fixed = store.is_fixed(s);
+                let range = grid.range(aabb);
+                let stay = if was_in && range == st.ranges[i] {
+                    // Same columns, same tag: they re-encode it where it is.
+                    Stay::kept(fixed)
+                } else {
+                    let arrival = Arrival {
+                        enc: EncodedBox::new(aabb, grid.axes),
+                        slot,
+                        tag: cells::tag(0, range.u0, range.v0),
+                    };
+                    for (u, v) in range.cells() {
+                        sink.push(grid.index(u, v), arrival, fixed);
+                    }
+                    Stay::No
+                };
+                let outside = grid.is_outside(aabb);
+                st.ranges[i] = range;
+                st.outside[i] = outside;
+                st.outside_count += usize::from(outside);
+                st.entries += range.count();
+                stay
+            },
+        );
         // The counts of one update's chunks: what they held left before what they add came.
         for st in &states {
             self.entries = self.entries + st.entries - st.old_entries;
@@ -271,7 +269,7 @@ impl AbpEngine {
 
     /// Finds the new pairs of every touched column, then merges its arrivals in.
     fn prune_touched(&mut self, store: &Store) {
-        let stays = &self.stays;
+        let stays = self.binning.stays();
         let rules = Rules {
             allows: &|x: u32, y: u32| store.allows_unless_both_fixed(x, y),
             // One region: never asked.
@@ -280,20 +278,6 @@ impl AbpEngine {
             store,
         };
         self.cells.prune(self.parallel, &rules);
-    }
-
-    /// Hands the columns' candidate changes over as the update's changes.
-    fn finish(&mut self, changes: &mut PairChanges) {
-        changes.tests = self.cells.tests();
-        let (created, deleted) = self.cells.finish(self.parallel);
-        changes.created.extend_from_slice(created);
-        changes.deleted.extend_from_slice(deleted);
-        self.cells.clear_changes();
-        // The binned slots are unchanged again until they next change.
-        for &s in &self.to_bin {
-            self.stays[s as usize] = Stay::Unchanged;
-        }
-        self.to_bin.clear();
     }
 }
 
@@ -336,7 +320,8 @@ impl Engine for AbpEngine {
             self.bin_movers(store, everything);
             self.prune_touched(store);
         }
-        self.finish(changes);
+        // The columns' candidate changes are the update's changes.
+        self.cells.finish(self.parallel, &mut self.binning, changes);
         Ok(())
     }
 
@@ -376,38 +361,24 @@ impl Engine for AbpEngine {
         let Some(segment) = segment_bounds(ray, max_t, world) else {
             return ControlFlow::Continue(());
         };
-        let [_, a, b] = self.grid.axes;
-        let r = self.grid.range(&segment);
-        // Boxes straddling several columns may be met in more than one.
-        let mut seen: HashSet<u32> = HashSet::new();
-        for (u, v) in r.cells() {
-            let mut column = *world;
-            for (k, axis, i) in [(0, a, u), (1, b, v)] {
-                let (lo, hi) = self.grid.cell_span(k, i);
-                column.min[axis] = column.min[axis].max(lo as f32);
-                column.max[axis] = column.max[axis].min(hi as f32);
-            }
-            if !column.is_valid() {
-                continue;
-            }
-            let Some(stretch) = segment_bounds(ray, max_t, &column) else {
-                continue;
-            };
-            let stretch = pad_stretch(&stretch);
-            let ranges = &self.ranges;
-            let mut reports = |_tag: u32, slot: u32| {
-                ranges.get(slot as usize).is_some_and(|r| r.count() == 1) || seen.insert(slot)
-            };
-            self.scan_column(u, v, &stretch, &mut reports, visit)?;
-        }
-        ControlFlow::Continue(())
+        let ranges = &self.ranges;
+        // A box in one column only is met there only.
+        let single = |slot: u32| ranges.get(slot as usize).is_some_and(|r| r.count() == 1);
+        RayWalk::new(ray, max_t).cells(
+            self.cells.slice(0..self.grid.len()),
+            &self.grid,
+            self.grid.range(&segment),
+            world,
+            single,
+            visit,
+        )
     }
 
     fn stats(&self, _store: &Store, stats: &mut Stats) {
         stats.memory_bytes += self.cells.memory_bytes()
             + self.ranges.capacity() * std::mem::size_of::<CellRange>()
             + self.outside.capacity()
-            + self.to_bin.capacity() * 4;
+            + self.binning.slots.capacity() * 4;
         stats.counters = vec![
             ("columns", self.grid.len() as u64),
             ("sweep axis", self.grid.axes[0] as u64),

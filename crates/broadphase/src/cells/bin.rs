@@ -1,6 +1,8 @@
 //! Binning: the changed boxes of one update, cut into chunks of slots (one per thread), put
 //! as arrivals into the inboxes of the cells they touch, and what became of each slot
-//! ([`Stay`]).
+//! ([`Stay`], kept in the owner's [`Binning`]). Abp and Mbp each say only where one slot goes
+//! (a closure, inlined in the loop over the slots); the cut, the per-slot records and the
+//! parallel loop are here.
 
 use crate::prefetch::prefetch_tail;
 use crate::prune::EncodedBox;
@@ -109,6 +111,61 @@ pub(crate) enum Stay {
     Fixed,
 }
 
+impl Stay {
+    /// A changed slot that stays in exactly its cells, now fixed or dynamic.
+    #[inline]
+    pub(crate) fn kept(fixed: bool) -> Self {
+        if fixed {
+            Self::Fixed
+        } else {
+            Self::Dynamic
+        }
+    }
+}
+
+/// The slots one update bins and what became of each: what Abp and Mbp keep beside their
+/// cells. The owner lists the slots (each once; [`Cells::order_slots`] sorts them),
+/// [`Cells::bin`] records what became of each, and [`Cells::finish`] sets them back.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Binning {
+    /// The slots to bin this update.
+    pub slots: Vec<u32>,
+    /// Per slot, written for every slot binned: whether it changed, and whether it stays in
+    /// the cells it was in, so that they re-encode it in place instead of receiving it.
+    stays: Vec<Stay>,
+}
+
+impl Binning {
+    /// Sizes the per-slot records for `slot_count` slots.
+    pub(crate) fn grow(&mut self, slot_count: usize) {
+        if self.stays.len() < slot_count {
+            self.stays.resize(slot_count, Stay::Unchanged);
+        }
+    }
+
+    /// What became of every slot this update ([`Rules::stays`](super::Rules::stays)).
+    #[inline]
+    pub(crate) fn stays(&self) -> &[Stay] {
+        &self.stays
+    }
+
+    /// The binned slots are unchanged again until they next change; the list is emptied.
+    pub(super) fn reset(&mut self) {
+        for &s in &self.slots {
+            self.stays[s as usize] = Stay::Unchanged;
+        }
+        self.slots.clear();
+    }
+}
+
+/// What one chunk of a binning writes: what became of its own range of slots (from slot
+/// `base`), and the owner's `state` for them.
+struct BinChunk<'a, S> {
+    base: usize,
+    stays: &'a mut [Stay],
+    state: S,
+}
+
 /// At least this many changed slots per chunk when binning in parallel. Tiny with the
 /// `testing` feature, so that the differential suite's crowds are binned in several chunks on
 /// several threads.
@@ -176,10 +233,44 @@ impl Cells {
         }
     }
 
+    /// Bins the slots of `binning` in chunks, in parallel when there are several, and records
+    /// what became of each. `states` holds the owner's per-slot records of each chunk,
+    /// `(first slot, state)`, cut as [`split_slots`] cuts the slots into
+    /// [`Cells::chunks_for`] chunks. `bin(slot, i, sink, state)` pushes the slot's arrivals
+    /// (if any), records what its owner keeps at index `i` of its chunk's `state`, and returns
+    /// what became of the slot. Returns the states, in chunk order.
+    pub(crate) fn bin<S, F>(
+        &mut self,
+        binning: &mut Binning,
+        states: Vec<(usize, S)>,
+        bin: F,
+    ) -> Vec<S>
+    where
+        S: Send,
+        F: Fn(u32, usize, &mut BinSink<'_>, &mut S) -> Stay + Sync,
+    {
+        let slots = &binning.slots;
+        // `split_slots` cuts the same way into as many chunks as it made.
+        let chunks = states.len();
+        let mut states: Vec<BinChunk<'_, S>> = states
+            .into_iter()
+            .zip(split_slots(&mut binning.stays, slots, chunks))
+            .map(|((base, state), (at, stays))| {
+                debug_assert_eq!(base, at, "the owner's parts are cut as `split_slots` cuts");
+                BinChunk { base, stays, state }
+            })
+            .collect();
+        self.bin_chunks(slots, &mut states, |slot, sink, chunk| {
+            let i = slot as usize - chunk.base;
+            chunk.stays[i] = bin(slot, i, sink, &mut chunk.state);
+        });
+        states.into_iter().map(|chunk| chunk.state).collect()
+    }
+
     /// Bins the arrivals of `slots`, cut into `states.len()` chunks (as [`split_slots`]
     /// cuts them), in parallel when there are several: `bin(slot, sink, state)` pushes the
     /// slot's arrivals (if any) and records what its owner keeps in its chunk's `state`.
-    pub(crate) fn bin<S, F>(&mut self, slots: &[u32], states: &mut [S], bin: F)
+    fn bin_chunks<S, F>(&mut self, slots: &[u32], states: &mut [S], bin: F)
     where
         S: Send,
         F: Fn(u32, &mut BinSink<'_>, &mut S) + Sync,

@@ -1,14 +1,24 @@
 //! The end of an update: the candidate changes of every cell, sorted, and those in both lists
-//! (pairs whose reporting cell changed) cancelled; and the pairs the cells hold.
+//! (pairs whose reporting cell changed) cancelled, handed over as the update's changes; and the
+//! pairs the cells hold.
 
+use crate::engine::PairChanges;
 use crate::pairs::{cancel_common, key_slots, PairList};
 
+use super::bin::Binning;
 use super::Cells;
 
 impl Cells {
-    /// The update's created and deleted pairs, each sorted, the pairs in both (they changed
-    /// reporting cell) removed from both. Call [`Cells::clear_changes`] once they are applied.
-    pub(crate) fn finish(&mut self, parallel: bool) -> (&[u64], &[u64]) {
+    /// Ends the update: hands the cells' candidate changes over as `changes`, each list sorted
+    /// and the pairs in both (their reporting cell changed) removed from both, with the tests
+    /// the last pruning made; then sets the slots `binning` binned back to unchanged.
+    pub(crate) fn finish(
+        &mut self,
+        parallel: bool,
+        binning: &mut Binning,
+        changes: &mut PairChanges,
+    ) {
+        changes.tests = self.tests;
         let (created, deleted) = (&mut self.created, &mut self.deleted);
         let both = parallel && created.len().min(deleted.len()) >= crate::par::SORT_BOTH_MIN;
         crate::par::both(both, || created.sort_unstable(), || deleted.sort_unstable());
@@ -16,12 +26,11 @@ impl Cells {
         debug_assert!(self.created.windows(2).all(|w| w[0] < w[1]));
         debug_assert!(self.deleted.windows(2).all(|w| w[0] < w[1]));
         cancel_common(&mut self.created, &mut self.deleted);
-        (&self.created, &self.deleted)
-    }
-
-    pub(crate) fn clear_changes(&mut self) {
+        changes.created.extend_from_slice(&self.created);
+        changes.deleted.extend_from_slice(&self.deleted);
         self.created.clear();
         self.deleted.clear();
+        binning.reset();
     }
 
     /// The pairs of every cell that has some, cell by cell.

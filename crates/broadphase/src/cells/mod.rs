@@ -35,7 +35,8 @@
 //! The files: `grid` cuts a plane into cells ([`grid::ColumnGrid`]); `tag` names an entry's
 //! first cell and decides which cell reports a pair; `cell` holds one cell's sorted lists;
 //! `bin` cuts the changed slots into chunks and bins their arrivals; `update` is what one
-//! touched cell does; `parallel` runs the touched cells; `finish` gathers their changes.
+//! touched cell does; `parallel` runs the touched cells; `finish` gathers their changes; `ray`
+//! walks a ray through cells.
 
 pub(crate) mod grid;
 
@@ -43,14 +44,16 @@ mod bin;
 mod cell;
 mod finish;
 mod parallel;
+mod ray;
 mod tag;
 mod update;
 
 use crate::radix::RadixSorter;
 
 use bin::Chunk;
-pub(crate) use bin::{split_slots, Arrival, BinSink, Stay};
+pub(crate) use bin::{split_slots, Arrival, BinSink, Binning, Stay};
 pub(crate) use cell::Cell;
+pub(crate) use ray::RayWalk;
 pub(crate) use tag::{local, reporting_cell, tag, tag_region, Report, TWO_REGIONS};
 pub(crate) use update::Rules;
 
@@ -90,9 +93,10 @@ impl Cells {
         self.cells.len()
     }
 
-    /// Candidates tested by the last update.
-    pub(crate) fn tests(&self) -> u64 {
-        self.tests
+    /// The cells in `range` (a region's, say).
+    #[inline]
+    pub(crate) fn slice(&self, range: std::ops::Range<usize>) -> &[Cell] {
+        &self.cells[range]
     }
 
     /// Replaces the cells in `range` by `new` ones (a new layout, a region re-cut, added or

@@ -38,13 +38,14 @@
 mod regions;
 mod svg;
 
-use std::collections::HashSet;
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::abp::AbpSettings;
 use crate::cells::grid::{centre_spread, pad_stretch, CellRange, ColumnGrid};
-use crate::cells::{self, split_slots, Arrival, BinSink, Cell, Cells, Report, Rules, Stay};
+use crate::cells::{
+    self, split_slots, Arrival, BinSink, Binning, Cell, Cells, RayWalk, Report, Rules, Stay,
+};
 use crate::engine::{Driver, Engine, PairChanges, PairList};
 use crate::prefetch::prefetch;
 use crate::prune::EncodedBox;
@@ -306,13 +307,11 @@ impl Region {
     }
 }
 
-/// What one chunk of the placing writes: the memberships of its own range of slots
-/// (starting at slot `base`), and what is left to store once the chunks are done.
+/// What one chunk of the placing writes: the memberships of its own range of slots, and
+/// what is left to store once the chunks are done.
 struct PlaceChunk<'a> {
-    base: usize,
     members: &'a mut [Membership],
     sole_region: &'a mut [u16],
-    stays: &'a mut [Stay],
     /// The region lists of this chunk's proxies in several regions.
     lists: Vec<RegionEntry>,
     fixups: Vec<Fixup>,
@@ -375,9 +374,6 @@ pub struct MbpEngine {
     /// Per slot: its region when it is in exactly one, else `NOT_SOLE`. The fast path reads
     /// this (two bytes a proxy) rather than the whole membership.
     sole_region: Vec<u16>,
-    /// Per slot, written for every slot placed: whether it changed but stays in the cells it
-    /// was in, so that they re-encode it in place instead of receiving it.
-    stays: Vec<Stay>,
     extras: Vec<Vec<RegionEntry>>,
     free_extras: Vec<u32>,
     /// Per slot: held and not fully inside a region (the bitmap new regions scan).
@@ -401,7 +397,8 @@ pub struct MbpEngine {
     layout_for: Option<usize>,
     /// A full layout is due (the origin moved, or the first region was added).
     relayout: bool,
-    to_place: Vec<u32>,
+    /// The slots to place this update, and what became of each.
+    binning: Binning,
     layouts: u64,
     recuts: u64,
 }
@@ -518,7 +515,6 @@ impl MbpEngine {
             cells,
             members: Vec::new(),
             sole_region: Vec::new(),
-            stays: Vec::new(),
             extras: Vec::new(),
             free_extras: Vec::new(),
             not_inside: Bits::default(),
@@ -531,7 +527,7 @@ impl MbpEngine {
             switching: false,
             layout_for: None,
             relayout: false,
-            to_place: Vec::new(),
+            binning: Binning::default(),
             layouts: 0,
             recuts: 0,
         }
@@ -825,12 +821,12 @@ impl MbpEngine {
         if self.members.len() < n {
             self.members.resize(n, Membership::default());
             self.sole_region.resize(n, NOT_SOLE);
-            self.stays.resize(n, Stay::Unchanged);
             self.forced.resize(n, 0);
             self.not_inside
                 .0
                 .resize_with(n.div_ceil(64), AtomicU64::default);
         }
+        self.binning.grow(n);
     }
 
     /// Whether the population changed enough since the last full layout to lay out again.
@@ -973,9 +969,9 @@ impl MbpEngine {
         self.cells.track_bounds = true;
         self.refresh_regions();
         self.layout_for = Some(n);
-        self.to_place.clear();
+        self.binning.slots.clear();
         // Every live proxy, and the removed ones (to forget them).
-        self.to_place.extend(
+        self.binning.slots.extend(
             (0..store.slot_count() as u32)
                 .filter(|&i| store.is_alive(i as usize) || store.is_dirty(i as usize)),
         );
@@ -1178,16 +1174,16 @@ impl MbpEngine {
                 }
             }
         }
-        self.to_place.clear();
-        self.to_place.extend_from_slice(store.dirty());
-        self.to_place.extend(
+        self.binning.slots.clear();
+        self.binning.slots.extend_from_slice(store.dirty());
+        self.binning.slots.extend(
             self.forced_list
                 .iter()
                 .filter(|&&s| !store.is_dirty(s as usize)),
         );
         let forced = &self.forced;
         self.cells
-            .order_slots(&mut self.to_place, store.slot_count(), |s| {
+            .order_slots(&mut self.binning.slots, store.slot_count(), |s| {
                 store.is_dirty(s) || forced[s] != 0
             });
     }
@@ -1209,25 +1205,25 @@ impl MbpEngine {
             lookup_all: self.lookup_all,
             new_cells: self.new_cells,
         };
-        let chunks = Cells::chunks_for(&self.to_place, self.parallel);
-        let mut states: Vec<PlaceChunk> = split_slots(&mut self.members, &self.to_place, chunks)
+        let to_place = &self.binning.slots;
+        let chunks = Cells::chunks_for(to_place, self.parallel);
+        let states = split_slots(&mut self.members, to_place, chunks)
             .into_iter()
-            .zip(split_slots(&mut self.sole_region, &self.to_place, chunks))
-            .zip(split_slots(&mut self.stays, &self.to_place, chunks))
-            .map(
-                |(((base, members), (_, sole_region)), (_, stays))| PlaceChunk {
-                    base,
+            .zip(split_slots(&mut self.sole_region, to_place, chunks))
+            .map(|((base, members), (_, sole_region))| {
+                let st = PlaceChunk {
                     members,
                     sole_region,
-                    stays,
                     lists: Vec::new(),
                     fixups: Vec::new(),
-                },
-            )
+                };
+                (base, st)
+            })
             .collect();
-        self.cells
-            .bin(&self.to_place, &mut states, |slot, sink, st| {
-                ctx.place(slot, sink, st);
+        let states = self
+            .cells
+            .bin(&mut self.binning, states, |slot, i, sink, st| {
+                ctx.place(slot, i, sink, st)
             });
         // Store the lists of the proxies in several regions, release the lists of the others.
         let done: Vec<(Vec<RegionEntry>, Vec<Fixup>)> =
@@ -1261,7 +1257,7 @@ impl MbpEngine {
 
     /// Step 4 of the module docs.
     fn prune(&mut self, store: &Store) {
-        let stays = &self.stays;
+        let stays = self.binning.stays();
         let view = MembershipView {
             members: &self.members,
             extras: &self.extras,
@@ -1287,16 +1283,7 @@ impl MbpEngine {
                     .reduce(|x, y| x.union(&y));
             }
         }
-        changes.tests = self.cells.tests();
-        let (created, deleted) = self.cells.finish(self.parallel);
-        changes.created.extend_from_slice(created);
-        changes.deleted.extend_from_slice(deleted);
-        self.cells.clear_changes();
-        // The placed slots are unchanged again until they next change.
-        for &s in &self.to_place {
-            self.stays[s as usize] = Stay::Unchanged;
-        }
-        self.to_place.clear();
+        self.cells.finish(self.parallel, &mut self.binning, changes);
         for &s in &self.forced_list {
             self.forced[s as usize] = 0;
         }
@@ -1354,13 +1341,12 @@ struct Placing<'a> {
 }
 
 impl Placing<'_> {
-    /// Places `slot`: bins its arrivals and writes its membership in its chunk `st`.
+    /// Places `slot`: bins its arrivals, writes its membership at index `i` of its chunk
+    /// `st`, and says what became of it.
     #[inline]
-    fn place(&self, slot: u32, sink: &mut BinSink<'_>, st: &mut PlaceChunk) {
+    fn place(&self, slot: u32, i: usize, sink: &mut BinSink<'_>, st: &mut PlaceChunk) -> Stay {
         let s = slot as usize;
-        let i = s - st.base;
         let old = st.members[i];
-        st.stays[i] = Stay::No;
         if !self.store.is_alive(s) {
             st.members[i] = Membership::default();
             st.sole_region[i] = NOT_SOLE;
@@ -1373,7 +1359,7 @@ impl Placing<'_> {
                     old: old.extra,
                 });
             }
-            return;
+            return Stay::No;
         }
         let aabb = self.store.aabb_at(s);
         let fixed = self.store.is_fixed(s);
@@ -1384,6 +1370,7 @@ impl Placing<'_> {
             tag: 0,
         };
         let built = |r: usize| self.regions[r].as_ref().and_then(Region::built);
+        let mut stay = Stay::No;
         let mut m = Membership {
             inside,
             ..Membership::default()
@@ -1394,7 +1381,7 @@ impl Placing<'_> {
                     Some(b) => {
                         let range = b.grid.range(aabb);
                         m.first = if self.stays_put(s, &old, r, range) {
-                            st.stays[i] = if fixed { Stay::Fixed } else { Stay::Dynamic };
+                            stay = Stay::kept(fixed);
                             old.first
                         } else {
                             bin_in(b, r, r, 0, range, arrival(b.grid.axes), fixed, sink)
@@ -1418,7 +1405,6 @@ impl Placing<'_> {
             Regions::Set(set) => {
                 if self.stays_put_in(s, &old, set, aabb) {
                     // Same regions and cells: the membership, its list included, is kept.
-                    st.stays[i] = if fixed { Stay::Fixed } else { Stay::Dynamic };
                     st.members[i] = Membership { inside, ..old };
                     st.sole_region[i] = if old.count == 1 {
                         u16::from(old.first.region)
@@ -1426,7 +1412,7 @@ impl Placing<'_> {
                         NOT_SOLE
                     };
                     self.mark_not_inside(s, !inside);
-                    return;
+                    return Stay::kept(fixed);
                 }
                 let start = st.lists.len();
                 let mut first = None;
@@ -1479,6 +1465,7 @@ impl Placing<'_> {
         };
         st.members[i] = m;
         self.mark_not_inside(s, !m.inside);
+        stay
     }
 
     /// Whether slot `s`, whose membership was `old`, may keep it: it was held in cells that
@@ -1676,8 +1663,13 @@ impl Engine for MbpEngine {
         self.cells
             .get(OUT)
             .scan(&segment, &mut |slot, _| visit(slot))?;
-        // Proxies in several cells may be met in more than one.
-        let mut seen: HashSet<u32> = HashSet::new();
+        let mut walk = RayWalk::new(ray, max_t);
+        let members = &self.members;
+        // A proxy in one cell of one region only is met there only.
+        let single = |slot: u32| {
+            let m = &members[slot as usize];
+            m.count == 1 && m.first.range.count() == 1
+        };
         for r in self.reached(&segment).iter() {
             let Some((b, bounds)) = self.built(r).and_then(|b| b.reach.map(|x| (b, x))) else {
                 continue;
@@ -1693,32 +1685,14 @@ impl Engine for MbpEngine {
             let Some(stretch) = segment_bounds(ray, max_t, &clip) else {
                 continue;
             };
-            let [_, a, c] = b.grid.axes;
-            for (u, v) in b.grid.range(&pad_stretch(&stretch)).cells() {
-                let mut cell_box = clip;
-                for (k, axis, i) in [(0, a, u), (1, c, v)] {
-                    let (lo, hi) = b.grid.cell_span(k, i);
-                    cell_box.min[axis] = cell_box.min[axis].max(lo as f32);
-                    cell_box.max[axis] = cell_box.max[axis].min(hi as f32);
-                }
-                if !(0..3).all(|k| cell_box.min[k] <= cell_box.max[k]) {
-                    continue;
-                }
-                let Some(part) = segment_bounds(ray, max_t, &cell_box) else {
-                    continue;
-                };
-                let part = pad_stretch(&part);
-                let cell = self.cells.get(b.first_cell + b.grid.index(u, v));
-                cell.scan(&part, &mut |slot, _| {
-                    let m = &self.members[slot as usize];
-                    let single = m.count == 1 && m.first.range.count() == 1;
-                    if single || seen.insert(slot) {
-                        visit(slot)
-                    } else {
-                        ControlFlow::Continue(())
-                    }
-                })?;
-            }
+            walk.cells(
+                self.cells.slice(b.cell_range()),
+                &b.grid,
+                b.grid.range(&pad_stretch(&stretch)),
+                &clip,
+                single,
+                visit,
+            )?;
         }
         ControlFlow::Continue(())
     }
