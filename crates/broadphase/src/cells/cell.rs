@@ -10,7 +10,7 @@ use crate::Aabb;
 /// reports.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Cell {
-    /// The cell's key (see [`tag`](super::tag)): its region and coordinates.
+    /// The cell's key (see [`tag`](super::tag())): its region and coordinates.
     pub key: u32,
     /// Whether the cell finds pairs. Mbp keeps its out-of-bounds boxes in a cell that does
     /// not: they are held for queries only.

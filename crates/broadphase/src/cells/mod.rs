@@ -32,7 +32,7 @@
 //! created in the new one: it lands in both candidate lists, and [`Cells::finish`] cancels it
 //! out.
 //!
-//! The files: `grid` cuts a plane into cells ([`grid::ColumnGrid`]); `tag` names an entry's
+//! The files: `grid` cuts a plane into cells ([`grid::ColumnGrid`]); `tags` names an entry's
 //! first cell and decides which cell reports a pair; `cell` holds one cell's sorted lists;
 //! `bin` cuts the changed slots into chunks and bins their arrivals; `update` is what one
 //! touched cell does; `parallel` runs the touched cells; `finish` gathers their changes; `ray`
@@ -45,7 +45,7 @@ mod cell;
 mod finish;
 mod parallel;
 mod ray;
-mod tag;
+mod tags;
 mod update;
 
 use crate::radix::RadixSorter;
@@ -54,7 +54,7 @@ use bin::Chunk;
 pub(crate) use bin::{split_slots, Arrival, BinSink, Binning, Stay};
 pub(crate) use cell::Cell;
 pub(crate) use ray::RayWalk;
-pub(crate) use tag::{local, reporting_cell, tag, tag_region, Report, TWO_REGIONS};
+pub(crate) use tags::{local, reporting_cell, tag, tag_region, Report, TWO_REGIONS};
 pub(crate) use update::Rules;
 
 /// A set of cells and what an update does to them.

@@ -9,7 +9,7 @@ use crate::store::Store;
 
 use super::bin::{Arrival, Chunk, Stay};
 use super::cell::Cell;
-use super::tag::{reporting_cell, tag_region, Report};
+use super::tags::{reporting_cell, tag_region, Report};
 
 /// How many boxes that stay ahead of the one re-encoded to prefetch from the store.
 const STAY_AHEAD: usize = 16;
@@ -41,7 +41,7 @@ pub(crate) struct Rules<'a, A, L> {
     pub store: &'a Store,
 }
 
-/// Steps 1 to 5 of the module docs for cell `c`.
+/// Steps 1 to 5 of the [module docs](super) for cell `c`.
 pub(super) fn prune_cell<A, L>(
     cell: &mut Cell,
     c: usize,

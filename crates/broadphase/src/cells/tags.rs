@@ -44,7 +44,7 @@ pub(crate) enum Report {
     HereUnlessLowerRegion,
 }
 
-/// The rule of the module docs for which cell reports a pair, from the tags alone.
+/// The rule of the [module docs](super) for which cell reports a pair, from the tags alone.
 #[inline(always)]
 pub(crate) fn reporting_cell(key: u32, a: u32, b: u32) -> Report {
     let u = ((a >> FIELD_BITS) & FIELD).max((b >> FIELD_BITS) & FIELD);
