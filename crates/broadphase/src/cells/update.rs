@@ -28,7 +28,7 @@ pub(super) struct Scratch {
 
 /// What the pruning asks of its owner, per pair or per slot.
 pub(crate) struct Rules<'a, A, L> {
-    /// Whether the filter lets two slots pair (never asked for two fixed proxies).
+    /// Whether the filter lets two slots pair (never consulted for two fixed proxies).
     pub allows: &'a A,
     /// For [`Report::HereUnlessLowerRegion`]: whether the two slots share a region below the
     /// given one.
