@@ -7,11 +7,12 @@
 //! ([`crate::cells::grid`]): a plain sweep tests N²·w/L candidates in a dense scene, the columns
 //! divide that by their number. The columns are [`crate::cells`], which Mbp's regions use too:
 //! how boxes leave and arrive, the sweeps, the per-column pair diff and the parallel processing
-//! live there.
+//! live there, and so do the loop that bins the changed boxes, the end of an update and the
+//! walk of a ray through the columns. This engine says where a box goes and keeps its counts.
 //!
 //! Per update:
 //! 1. boxes that changed leave their old columns (marked here, compacted by each column);
-//! 2. the changed boxes, sorted by slot, are dealt into the columns they cover, reading the
+//! 2. the changed boxes, sorted by slot, are binned into the columns they cover, reading the
 //!    store in slot order, one chunk of slots per thread, except those that stay in the
 //!    columns they were in: those columns re-encode them where they are;
 //! 3. every touched column, in parallel, sorts its arrivals, sweeps them, diffs its pairs and
@@ -21,11 +22,10 @@
 
 mod settings;
 
-use std::collections::HashSet;
 use std::ops::ControlFlow;
 
-use crate::cells::grid::{pad_stretch, CellRange, Grid};
-use crate::cells::{self, split_slots, Arrival, Cell, Cells, Rules, Stay};
+use crate::cells::grid::{CellRange, ColumnGrid};
+use crate::cells::{self, split_slots, Arrival, Binning, Cell, Cells, RayWalk, Rules, Stay};
 use crate::engine::{Driver, Engine, PairChanges, PairList, Store};
 use crate::prune::EncodedBox;
 use crate::query::{segment_bounds, Ray};
@@ -78,33 +78,28 @@ impl Abp {
 pub struct AbpEngine {
     settings: AbpSettings,
     parallel: bool,
-    grid: Grid,
+    grid: ColumnGrid,
     cells: Cells,
     /// Per slot: the columns holding its entries, while the structure holds it.
     ranges: Vec<CellRange>,
     /// Per slot: whether its centre lies outside the grid (it sits in a border column).
     outside: Vec<bool>,
-    /// Per slot, written for every slot dealt: whether it changed but stays in the columns it
-    /// was in, so that they re-encode it in place instead of receiving it.
-    stays: Vec<Stay>,
     /// Live proxies the grid was chosen for; `None` before the first update.
     layout_for: Option<usize>,
     /// Entries in all columns (a box counts once per column it covers).
     entries: usize,
     /// Boxes in the structure whose centre lies outside the grid.
     outside_count: usize,
-    /// Slots to deal (all live ones after a new layout).
-    to_deal: Vec<u32>,
+    /// Slots to bin (all live ones after a new layout), and what became of each.
+    binning: Binning,
     rebuilds: u64,
 }
 
-/// What one chunk of the dealing writes: the columns and outside flags of its own range of
-/// slots (starting at slot `base`), and its counts.
-struct DealChunk<'a> {
-    base: usize,
+/// What one chunk of the binning writes: the columns and outside flags of its own range of
+/// slots, and its counts.
+struct ColumnChunk<'a> {
     ranges: &'a mut [CellRange],
     outside: &'a mut [bool],
-    stays: &'a mut [Stay],
     /// Entries and boxes outside the grid that the chunk's slots add, and those they held.
     entries: usize,
     outside_count: usize,
@@ -121,15 +116,14 @@ impl AbpEngine {
         Self {
             settings,
             parallel: config.use_threads(),
-            grid: Grid::single(0),
+            grid: ColumnGrid::single(0),
             cells,
             ranges: Vec::new(),
             outside: Vec::new(),
-            stays: Vec::new(),
             layout_for: None,
             entries: 0,
             outside_count: 0,
-            to_deal: Vec::new(),
+            binning: Binning::default(),
             rebuilds: 0,
         }
     }
@@ -149,10 +143,10 @@ impl AbpEngine {
     }
 
     /// Chooses a new grid from the live boxes and replaces every column: everything will be
-    /// dealt in again as moved.
+    /// binned again as moved.
     fn new_layout(&mut self, s: &Store) {
         let live = (0..s.slot_count()).filter(|&i| s.is_alive(i));
-        self.grid = Grid::choose(
+        self.grid = ColumnGrid::choose(
             &self.settings.grid_params(),
             s.len(),
             live.map(|i| s.aabb_at(i)),
@@ -192,61 +186,61 @@ impl AbpEngine {
         }
     }
 
-    /// Deals the boxes to (re)insert into the columns they cover, in slot order (reading the
+    /// Bins the boxes to (re)insert into the columns they cover, in slot order (reading the
     /// store sequentially), then records where each went.
-    fn deal_movers(&mut self, store: &Store, everything: bool) {
+    fn bin_movers(&mut self, store: &Store, everything: bool) {
         let slots = store.slot_count();
         if self.ranges.len() < slots {
             self.ranges.resize(slots, CellRange::default());
             self.outside.resize(slots, false);
-            self.stays.resize(slots, Stay::Unchanged);
         }
-        self.to_deal.clear();
+        self.binning.grow(slots);
+        let to_bin = &mut self.binning.slots;
+        to_bin.clear();
         if everything {
-            self.to_deal
-                .extend((0..slots as u32).filter(|&i| store.is_alive(i as usize)));
+            to_bin.extend((0..slots as u32).filter(|&i| store.is_alive(i as usize)));
         } else {
-            self.to_deal.extend_from_slice(store.dirty());
-            self.cells
-                .order_slots(&mut self.to_deal, slots, |i| store.is_dirty(i));
+            to_bin.extend_from_slice(store.dirty());
+            self.cells.order_slots(to_bin, slots, |i| store.is_dirty(i));
         }
         let grid = &self.grid;
-        let chunks = Cells::chunks_for(&self.to_deal, self.parallel);
-        let mut states: Vec<DealChunk> = split_slots(&mut self.ranges, &self.to_deal, chunks)
+        let to_bin = &self.binning.slots;
+        let chunks = Cells::chunks_for(to_bin, self.parallel);
+        let states = split_slots(&mut self.ranges, to_bin, chunks)
             .into_iter()
-            .zip(split_slots(&mut self.outside, &self.to_deal, chunks))
-            .zip(split_slots(&mut self.stays, &self.to_deal, chunks))
-            .map(|(((base, ranges), (_, outside)), (_, stays))| DealChunk {
-                base,
-                ranges,
-                outside,
-                stays,
-                entries: 0,
-                outside_count: 0,
-                old_entries: 0,
-                old_outside: 0,
+            .zip(split_slots(&mut self.outside, to_bin, chunks))
+            .map(|((base, ranges), (_, outside))| {
+                let st = ColumnChunk {
+                    ranges,
+                    outside,
+                    entries: 0,
+                    outside_count: 0,
+                    old_entries: 0,
+                    old_outside: 0,
+                };
+                (base, st)
             })
             .collect();
-        self.cells
-            .deal(&self.to_deal, &mut states, |slot, sink, st| {
+        let states = self.cells.bin(
+            &mut self.binning,
+            states,
+            |slot, i, sink, st: &mut ColumnChunk| {
                 let s = slot as usize;
-                let i = s - st.base;
                 // What the slot held in the columns leaves them (a new layout starts empty).
                 let was_in = !everything && store.was_in(s);
                 if was_in {
                     st.old_entries += st.ranges[i].count();
                     st.old_outside += usize::from(std::mem::take(&mut st.outside[i]));
                 }
-                st.stays[i] = Stay::No;
                 if !store.is_alive(s) {
-                    return;
+                    return Stay::No;
                 }
                 let aabb = store.aabb_at(s);
                 let fixed = store.is_fixed(s);
                 let range = grid.range(aabb);
-                if was_in && range == st.ranges[i] {
+                let stay = if was_in && range == st.ranges[i] {
                     // Same columns, same tag: they re-encode it where it is.
-                    st.stays[i] = if fixed { Stay::Fixed } else { Stay::Dynamic };
+                    Stay::kept(fixed)
                 } else {
                     let arrival = Arrival {
                         enc: EncodedBox::new(aabb, grid.axes),
@@ -256,13 +250,16 @@ impl AbpEngine {
                     for (u, v) in range.cells() {
                         sink.push(grid.index(u, v), arrival, fixed);
                     }
-                }
+                    Stay::No
+                };
                 let outside = grid.is_outside(aabb);
                 st.ranges[i] = range;
                 st.outside[i] = outside;
                 st.outside_count += usize::from(outside);
                 st.entries += range.count();
-            });
+                stay
+            },
+        );
         // The counts of one update's chunks: what they held left before what they add came.
         for st in &states {
             self.entries = self.entries + st.entries - st.old_entries;
@@ -272,7 +269,7 @@ impl AbpEngine {
 
     /// Finds the new pairs of every touched column, then merges its arrivals in.
     fn prune_touched(&mut self, store: &Store) {
-        let stays = &self.stays;
+        let stays = self.binning.stays();
         let rules = Rules {
             allows: &|x: u32, y: u32| store.allows_unless_both_fixed(x, y),
             // One region: never asked.
@@ -282,37 +279,23 @@ impl AbpEngine {
         };
         self.cells.prune(self.parallel, &rules);
     }
-
-    /// Hands the columns' candidate changes over as the update's changes.
-    fn finish(&mut self, changes: &mut PairChanges) {
-        changes.tests = self.cells.tests();
-        let (created, deleted) = self.cells.finish(self.parallel);
-        changes.created.extend_from_slice(created);
-        changes.deleted.extend_from_slice(deleted);
-        self.cells.clear_changes();
-        // The dealt slots are unchanged again until they next change.
-        for &s in &self.to_deal {
-            self.stays[s as usize] = Stay::Unchanged;
-        }
-        self.to_deal.clear();
-    }
 }
 
 impl AbpEngine {
-    /// Visits the boxes of column `(u, v)` that overlap `q`; `home` says, from a box's tag
+    /// Visits the boxes of column `(u, v)` that overlap `q`; `reports` says, from a box's tag
     /// and slot, whether this column is where the query reports it.
     fn scan_column(
         &self,
         u: usize,
         v: usize,
         q: &Aabb,
-        home: &mut dyn FnMut(u32, u32) -> bool,
+        reports: &mut dyn FnMut(u32, u32) -> bool,
         visit: &mut dyn FnMut(u32) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
         self.cells
             .get(self.grid.index(u, v))
             .scan(q, &mut |slot, tag| {
-                if home(tag, slot) {
+                if reports(tag, slot) {
                     visit(slot)
                 } else {
                     ControlFlow::Continue(())
@@ -334,10 +317,11 @@ impl Engine for AbpEngine {
             } else {
                 self.remove_leavers(store);
             }
-            self.deal_movers(store, everything);
+            self.bin_movers(store, everything);
             self.prune_touched(store);
         }
-        self.finish(changes);
+        // The columns' candidate changes are the update's changes.
+        self.cells.finish(self.parallel, &mut self.binning, changes);
         Ok(())
     }
 
@@ -357,9 +341,10 @@ impl Engine for AbpEngine {
         let query = cells::tag(0, r.u0, r.v0);
         for (u, v) in r.cells() {
             let here = cells::tag(0, u as u16, v as u16);
-            let mut home =
-                |tag: u32, _slot: u32| cells::home(here, tag, query) == cells::Home::Here;
-            self.scan_column(u, v, bounds, &mut home, visit)?;
+            let mut reports = |tag: u32, _slot: u32| {
+                cells::reporting_cell(here, tag, query) == cells::Report::Here
+            };
+            self.scan_column(u, v, bounds, &mut reports, visit)?;
         }
         ControlFlow::Continue(())
     }
@@ -376,38 +361,24 @@ impl Engine for AbpEngine {
         let Some(segment) = segment_bounds(ray, max_t, world) else {
             return ControlFlow::Continue(());
         };
-        let [_, a, b] = self.grid.axes;
-        let r = self.grid.range(&segment);
-        // Boxes straddling several columns may be met in more than one.
-        let mut seen: HashSet<u32> = HashSet::new();
-        for (u, v) in r.cells() {
-            let mut column = *world;
-            for (k, axis, i) in [(0, a, u), (1, b, v)] {
-                let (lo, hi) = self.grid.cell_span(k, i);
-                column.min[axis] = column.min[axis].max(lo as f32);
-                column.max[axis] = column.max[axis].min(hi as f32);
-            }
-            if !column.is_valid() {
-                continue;
-            }
-            let Some(stretch) = segment_bounds(ray, max_t, &column) else {
-                continue;
-            };
-            let stretch = pad_stretch(&stretch);
-            let ranges = &self.ranges;
-            let mut home = |_tag: u32, slot: u32| {
-                ranges.get(slot as usize).is_some_and(|r| r.count() == 1) || seen.insert(slot)
-            };
-            self.scan_column(u, v, &stretch, &mut home, visit)?;
-        }
-        ControlFlow::Continue(())
+        let ranges = &self.ranges;
+        // A box in one column only is met there only.
+        let single = |slot: u32| ranges.get(slot as usize).is_some_and(|r| r.count() == 1);
+        RayWalk::new(ray, max_t).cells(
+            self.cells.slice(0..self.grid.len()),
+            &self.grid,
+            self.grid.range(&segment),
+            world,
+            single,
+            visit,
+        )
     }
 
     fn stats(&self, _store: &Store, stats: &mut Stats) {
         stats.memory_bytes += self.cells.memory_bytes()
             + self.ranges.capacity() * std::mem::size_of::<CellRange>()
             + self.outside.capacity()
-            + self.to_deal.capacity() * 4;
+            + self.binning.slots.capacity() * 4;
         stats.counters = vec![
             ("columns", self.grid.len() as u64),
             ("sweep axis", self.grid.axes[0] as u64),

@@ -7,7 +7,8 @@
 //! into C cells and sweeping each on its own divides that by C, at the price of boxes that
 //! straddle cell borders appearing in several cells. The grid is derived from the boxes
 //! themselves (robust percentiles, so a few far or huge boxes do not stretch it); boxes outside
-//! it are clamped into the border cells, which reach to infinity.
+//! it are clamped into the border cells, which reach to infinity. Sap cuts its large batches of
+//! fresh boxes with the same grid, sized its own way ([`ColumnGrid::cut`]).
 
 use crate::Aabb;
 
@@ -30,7 +31,7 @@ const SAMPLE: usize = 4096;
 
 /// The sweep axis and the cells over the two other axes.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) struct Grid {
+pub(crate) struct ColumnGrid {
     /// `[sweep, u, v]`: the sweep axis, then the two cut axes.
     pub axes: [usize; 3],
     origin: [f64; 2],
@@ -112,7 +113,7 @@ pub(crate) fn centre_spread<'a>(
     Spread::of(n, boxes).map(|s| (s.lo, s.hi))
 }
 
-impl Grid {
+impl ColumnGrid {
     /// One cell: a plain sweep along `axis`.
     pub fn single(axis: usize) -> Self {
         Self {
@@ -120,6 +121,19 @@ impl Grid {
             origin: [0.0; 2],
             inv_cell: [0.0; 2],
             cells: [1, 1],
+        }
+    }
+
+    /// A grid sweeping along `sweep` whose cut axis `k` (0 for u, 1 for v) has `cells[k]`
+    /// cells of `1 / inv_cell[k]` each from `origin[k]` (the border cells reach to infinity):
+    /// for an owner that sizes its cells itself, as Sap's batches of fresh boxes do.
+    pub fn cut(sweep: usize, origin: [f64; 2], inv_cell: [f64; 2], cells: [usize; 2]) -> Self {
+        debug_assert!(cells.iter().all(|&c| (1..=MAX_CELLS_PER_AXIS).contains(&c)));
+        Self {
+            origin,
+            inv_cell,
+            cells,
+            ..Self::single(sweep)
         }
     }
 
@@ -242,13 +256,20 @@ impl Grid {
     #[inline(always)]
     pub fn range(&self, aabb: &Aabb) -> CellRange {
         let [_, u, v] = self.axes;
-        let [u0, v0] = self.cells2([aabb.min[u], aabb.min[v]]);
-        let [u1, v1] = self.cells2([aabb.max[u], aabb.max[v]]);
+        self.range_uv([aabb.min[u], aabb.min[v]], [aabb.max[u], aabb.max[v]])
+    }
+
+    /// The cells covered by a box whose minima on the cut axes are `min` and maxima `max`
+    /// (`[u, v]` each).
+    #[inline(always)]
+    pub fn range_uv(&self, min: [f32; 2], max: [f32; 2]) -> CellRange {
+        let [u0, v0] = self.cells2(min);
+        let [u1, v1] = self.cells2(max);
         CellRange { u0, u1, v0, v1 }
     }
 
-    /// [`Grid::cell`] of `x[0]` on cut axis 0 and of `x[1]` on cut axis 1, both at once: the
-    /// deals of Abp and Mbp spent a third of their time converting coordinates one by one.
+    /// [`ColumnGrid::cell`] of `x[0]` on cut axis 0 and of `x[1]` on cut axis 1, both at once: the
+    /// binning of Abp and Mbp spent a third of their time converting coordinates one by one.
     #[inline(always)]
     fn cells2(&self, x: [f32; 2]) -> [u16; 2] {
         #[cfg(target_arch = "x86_64")]
@@ -311,7 +332,7 @@ mod tests {
         let boxes: Vec<Aabb> = (0..100)
             .map(|i| Aabb::new([i as f32, 0.0, 0.0], [i as f32 + 1.0, 1.0, 1.0]))
             .collect();
-        let grid = Grid::choose(&PARAMS, boxes.len(), boxes.iter(), None, None);
+        let grid = ColumnGrid::choose(&PARAMS, boxes.len(), boxes.iter(), None, None);
         assert_eq!(grid.len(), 1);
         assert_eq!(grid.axes[0], 0, "sweeps along the long axis");
     }
@@ -330,7 +351,7 @@ mod tests {
                 Aabb::new(p, p.map(|c| c + 0.9))
             })
             .collect();
-        let grid = Grid::choose(&PARAMS, boxes.len(), boxes.iter(), None, None);
+        let grid = ColumnGrid::choose(&PARAMS, boxes.len(), boxes.iter(), None, None);
         assert!(grid.cells[0] > 1 && grid.cells[1] > 1, "{grid:?}");
         let mut xs = vec![0.0, -0.0, -1e30, 1e30, f32::MAX, f32::MIN, f32::NAN];
         for k in 0..2 {
@@ -365,7 +386,7 @@ mod tests {
                 Aabb::new(p, p.map(|c| c + 1.0))
             })
             .collect();
-        let grid = Grid::choose(&PARAMS, n, boxes.iter(), None, None);
+        let grid = ColumnGrid::choose(&PARAMS, n, boxes.iter(), None, None);
         assert!(grid.len() > 16, "{grid:?}");
         let far = Aabb::new([-1e30; 3], [1e30; 3]);
         let r = grid.range(&far);
@@ -376,7 +397,7 @@ mod tests {
         );
         // A clipped grid covers only the clip: fewer cells, same sweep axis when asked.
         let clip = Aabb::new([0.0; 3], [30.0, 30.0, 90.0]);
-        let clipped = Grid::choose(
+        let clipped = ColumnGrid::choose(
             &PARAMS,
             n / 9,
             boxes.iter(),

@@ -2,7 +2,8 @@
 
 use std::fmt::Write;
 
-use super::{MbpEngine, State, OUT};
+use super::table::State;
+use super::{MbpEngine, OUT};
 use crate::store::Store;
 use crate::Aabb;
 

@@ -3,10 +3,13 @@
 //! PhysX sweeps a batch of new boxes along one axis, against each other and against the old
 //! ones. In a dense 3D scene one sweep tests every pair of boxes that overlap on that axis —
 //! about N·w/L per box, 2,000 at 100,000 boxes — for about one real pair. So large batches are
-//! first dealt into columns of a grid over the two other axes (y and z) and swept per column:
-//! a box goes into every column it covers, and a pair is reported only in the column holding
-//! the corner of its overlap, so it is found once. Small batches are swept whole.
+//! first binned into the columns of a grid over the two other axes (y and z: the cells' own
+//! [`ColumnGrid`], sized here for the batch) and swept per column: a box goes into every column
+//! it covers, and a pair is reported only in the column holding the corner of its overlap (the
+//! cells' [`reporting_cell`] rule), so it is found once. Small batches are swept whole.
 
+use crate::cells::grid::{CellRange, ColumnGrid};
+use crate::cells::{reporting_cell, tag, Report};
 use crate::encode::decode;
 use crate::prune::{bipartite, complete, BoxList, EncodedBox};
 
@@ -15,57 +18,14 @@ const BOXES_PER_COLUMN: usize = 512;
 /// Columns per axis at most.
 const MAX_CELLS: usize = 64;
 
-/// A grid over the two other axes of the sweep (the `uv` axes of [`EncodedBox`]).
-#[derive(Clone, Copy, Debug)]
-struct Grid {
-    /// Lower corner, per axis.
-    lo: [f64; 2],
-    /// Cells per unit, per axis.
-    inv: [f64; 2],
-    cells: [usize; 2],
-}
-
-impl Grid {
-    /// The column of a key on axis `k` (0 or 1), clamped to the grid: monotone in the key, so
-    /// that the column of the larger of two minima is the larger of their columns.
-    #[inline]
-    fn cell(&self, k: usize, key: u32) -> usize {
-        let t = (f64::from(decode(key)) - self.lo[k]) * self.inv[k];
-        if t <= 0.0 {
-            0
-        } else {
-            (t as usize).min(self.cells[k] - 1)
-        }
-    }
-
-    /// The columns a box covers: `[u0, v0, u1, v1]`.
-    #[inline]
-    fn range(&self, uv: &[u32; 4]) -> [usize; 4] {
-        [
-            self.cell(0, uv[0]),
-            self.cell(1, uv[1]),
-            self.cell(0, uv[2]),
-            self.cell(1, uv[3]),
-        ]
-    }
-
-    fn index(&self, u: usize, v: usize) -> usize {
-        u * self.cells[1] + v
-    }
-}
-
-/// The home tag of a box whose columns start at `(u0, v0)`.
+/// The columns a box covers, from its keys on the two other axes (`[u0, v0, u1, v1]`, the
+/// `uv` of [`EncodedBox`]).
 #[inline]
-fn tag(u0: usize, v0: usize) -> u32 {
-    (u0 as u32) | ((v0 as u32) << 16)
-}
-
-/// Whether column `(u, v)` holds the corner of the overlap of two boxes with these tags.
-#[inline]
-fn is_home(u: usize, v: usize, a: u32, b: u32) -> bool {
-    let (ua, va) = ((a & 0xFFFF) as usize, (a >> 16) as usize);
-    let (ub, vb) = ((b & 0xFFFF) as usize, (b >> 16) as usize);
-    u == ua.max(ub) && v == va.max(vb)
+fn columns(grid: &ColumnGrid, uv: &[u32; 4]) -> CellRange {
+    grid.range_uv(
+        [decode(uv[0]), decode(uv[1])],
+        [decode(uv[2]), decode(uv[3])],
+    )
 }
 
 /// Reusable buffers for pairing fresh boxes.
@@ -104,7 +64,7 @@ impl Default for Batch {
 
 /// The grid for pairing `fresh` with `old` boxes, about `per_column` boxes per column, or
 /// `None` when one column will do.
-fn grid_for(fresh: &BoxList, old: usize, per_column: usize) -> Option<Grid> {
+fn grid_for(fresh: &BoxList, old: usize, per_column: usize) -> Option<ColumnGrid> {
     let f = fresh.len();
     if f < 2 * per_column {
         return None;
@@ -121,11 +81,7 @@ fn grid_for(fresh: &BoxList, old: usize, per_column: usize) -> Option<Grid> {
     // Square columns sized for the boxes, no narrower than two mean boxes (else most boxes
     // straddle several).
     let per_axis = ((f + old) as f64 / per_column as f64).sqrt();
-    let mut grid = Grid {
-        lo: [0.0; 2],
-        inv: [0.0; 2],
-        cells: [1; 2],
-    };
+    let (mut origin, mut inv, mut count) = ([0.0; 2], [0.0; 2], [1; 2]);
     for k in 0..2 {
         let (a, b) = (f64::from(decode(lo[k])), f64::from(decode(hi[k])));
         let extent = b - a;
@@ -139,15 +95,16 @@ fn grid_for(fresh: &BoxList, old: usize, per_column: usize) -> Option<Grid> {
         } else {
             1
         };
-        grid.lo[k] = a;
-        grid.cells[k] = cells;
-        grid.inv[k] = if cells > 1 {
+        origin[k] = a;
+        count[k] = cells;
+        inv[k] = if cells > 1 {
             cells as f64 / extent
         } else {
             0.0
         };
     }
-    (grid.cells != [1, 1]).then_some(grid)
+    // The sweep is on the batch's x axis; the grid reads only the `uv` keys.
+    (count != [1, 1]).then(|| ColumnGrid::cut(0, origin, inv, count))
 }
 
 impl Batch {
@@ -174,7 +131,7 @@ impl Batch {
             }
             return tests;
         };
-        let n = grid.cells[0] * grid.cells[1];
+        let n = grid.len();
         if self.new_cols.len() < n {
             self.new_cols.resize_with(n, BoxList::default);
         }
@@ -190,16 +147,14 @@ impl Batch {
         self.new_cols[..n].iter_mut().for_each(BoxList::clear);
         self.marked.clear();
         self.marked.resize(n, false);
-        // Dealing in list order keeps every column sorted.
+        // Binning in list order keeps every column sorted.
         for i in 0..fresh.len() {
             let b = encoded(fresh, i);
-            let [u0, v0, u1, v1] = grid.range(&b.uv);
-            for u in u0..=u1 {
-                for v in v0..=v1 {
-                    let c = grid.index(u, v);
-                    self.marked[c] = true;
-                    self.new_cols[c].push(&b, fresh.id(i), tag(u0, v0));
-                }
+            let r = columns(&grid, &b.uv);
+            for (u, v) in r.cells() {
+                let c = grid.index(u, v);
+                self.marked[c] = true;
+                self.new_cols[c].push(&b, fresh.id(i), tag(0, r.u0, r.v0));
             }
         }
         // Old boxes go only where a fresh box is.
@@ -209,13 +164,11 @@ impl Batch {
                     continue;
                 }
                 let b = encoded(list, i);
-                let [u0, v0, u1, v1] = grid.range(&b.uv);
-                for u in u0..=u1 {
-                    for v in v0..=v1 {
-                        let c = grid.index(u, v);
-                        if self.marked[c] {
-                            cols[c].push(&b, list.id(i), tag(u0, v0));
-                        }
+                let r = columns(&grid, &b.uv);
+                for (u, v) in r.cells() {
+                    let c = grid.index(u, v);
+                    if self.marked[c] {
+                        cols[c].push(&b, list.id(i), tag(0, r.u0, r.v0));
                     }
                 }
             }
@@ -227,16 +180,17 @@ impl Batch {
                 if !self.marked[c] {
                     continue;
                 }
+                let here = tag(0, u as u16, v as u16);
                 let new = &self.new_cols[c];
                 tests += complete(new, |i, j| {
-                    if is_home(u, v, new.tag(i), new.tag(j)) {
+                    if reporting_cell(here, new.tag(i), new.tag(j)) == Report::Here {
                         report(new.id(i), new.id(j));
                     }
                 });
                 for cols in &self.old_cols[..old.len()] {
                     let old = &cols[c];
                     tests += bipartite(new, old, |i, j| {
-                        if is_home(u, v, new.tag(i), old.tag(j)) {
+                        if reporting_cell(here, new.tag(i), old.tag(j)) == Report::Here {
                             report(new.id(i), old.id(j));
                         }
                     });
@@ -332,15 +286,12 @@ mod tests {
     }
 
     #[test]
-    fn cells_are_monotone_in_the_key() {
-        let grid = Grid {
-            lo: [-3.0, 0.0],
-            inv: [0.7, 2.0],
-            cells: [5, 9],
-        };
+    fn columns_are_monotone_in_the_key() {
+        let grid = ColumnGrid::cut(0, [-3.0, 0.0], [0.7, 2.0], [5, 9]);
         let mut last = 0;
         for v in [-1e30f32, -4.0, -3.0, -2.9, -0.0, 0.0, 1.0, 2.5, 3.0, 1e30] {
-            let c = grid.cell(0, encode(v));
+            let k = encode(v);
+            let c = columns(&grid, &[k, 0, k, 0]).u0;
             assert!(c >= last && c < 5);
             last = c;
         }

@@ -1,0 +1,97 @@
+//! The parallel processing of the touched cells: each prunes on its own (rayon, one task per
+//! cell), and their candidate changes are gathered in cell order.
+
+use super::bin::PARALLEL_MIN;
+use super::cell::Cell;
+use super::update::{prune_cell, Rules, Scratch};
+use super::Cells;
+
+impl Cells {
+    /// Prunes every touched cell (in parallel when `parallel` and the update is large) and
+    /// gathers their candidate changes.
+    pub(crate) fn prune<A, L>(&mut self, parallel: bool, rules: &Rules<'_, A, L>)
+    where
+        A: Fn(u32, u32) -> bool + Sync,
+        L: Fn(u32, u32, usize) -> bool + Sync,
+    {
+        self.touched.sort_unstable();
+        let chunks = &self.chunks[..self.active];
+        let (is_touched, leavers, track) = (&self.is_touched, &self.leavers, self.track_bounds);
+        let work = |c: usize, cell: &mut Cell, scratch: &mut Scratch| {
+            prune_cell(cell, c, leavers[c], chunks, scratch, rules);
+            if track {
+                cell.bounds = cell.measure();
+            }
+        };
+        if parallel
+            && self.binned >= PARALLEL_MIN
+            && self.touched.len() > 1
+            && crate::par::threads() > 1
+        {
+            for_each_touched(&mut self.cells, is_touched, work);
+        } else {
+            let mut scratch = Scratch::default();
+            for &c in &self.touched {
+                let c = c as usize;
+                work(c, &mut self.cells[c], &mut scratch);
+            }
+        }
+        let mut tests = 0;
+        for &c in &self.touched {
+            let c = c as usize;
+            let cell = &mut self.cells[c];
+            self.created.extend_from_slice(&cell.created);
+            self.deleted.extend_from_slice(&cell.deleted);
+            tests += cell.tests;
+            self.is_touched[c] = false;
+            self.leavers[c] = false;
+        }
+        self.tests = tests;
+        self.touched.clear();
+    }
+}
+
+/// Runs `f` on every touched cell, in parallel, each worker with its own scratch.
+#[cfg(feature = "parallel")]
+fn for_each_touched(
+    cells: &mut [Cell],
+    is_touched: &[bool],
+    f: impl Fn(usize, &mut Cell, &mut Scratch) + Sync + Send,
+) {
+    use rayon::prelude::*;
+    use std::cell::RefCell;
+    thread_local! {
+        // Each worker keeps its scratch from one update to the next: no allocation once
+        // warm (rayon's `for_each_init` would make one per piece of work it splits off).
+        static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+    }
+    // One task per cell, as in Grid's buckets: rayon's own cut leaves a thread idle while
+    // the other finishes its last run of cells.
+    cells
+        .par_iter_mut()
+        .with_max_len(1)
+        .enumerate()
+        .filter(|(c, _)| is_touched[*c])
+        .for_each(|(c, cell)| {
+            SCRATCH.with(|s| match s.try_borrow_mut() {
+                Ok(mut scratch) => f(c, cell, &mut scratch),
+                // Re-entered on this thread (rayon may run other work while waiting): a
+                // fresh scratch.
+                Err(_) => f(c, cell, &mut Scratch::default()),
+            });
+        });
+}
+
+#[cfg(not(feature = "parallel"))]
+fn for_each_touched(
+    cells: &mut [Cell],
+    is_touched: &[bool],
+    f: impl Fn(usize, &mut Cell, &mut Scratch) + Sync + Send,
+) {
+    let mut scratch = Scratch::default();
+    for (c, cell) in cells.iter_mut().enumerate() {
+        if is_touched[c] {
+            f(c, cell, &mut scratch);
+        }
+    }
+}

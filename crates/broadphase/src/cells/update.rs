@@ -1,0 +1,341 @@
+//! What one touched cell does in an update: steps 1 to 5 of the [module docs](super) (drop
+//! its leavers and re-encode those that stay, gather and sort its arrivals, sweep, diff its
+//! pairs, merge the arrivals in).
+
+use crate::pairs::{diff_pairs, pair_key};
+use crate::prefetch::{prefetch, prefetch_whole};
+use crate::prune::{bipartite, complete, BoxList, EncodedBox};
+use crate::store::Store;
+
+use super::bin::{Arrival, Chunk, Stay};
+use super::cell::Cell;
+use super::tags::{reporting_cell, tag_region, Report};
+
+/// How many boxes that stay ahead of the one re-encoded to prefetch from the store.
+const STAY_AHEAD: usize = 16;
+
+/// Scratch space of one worker.
+#[derive(Debug, Default)]
+pub(super) struct Scratch {
+    order: Vec<u64>,
+    found: Vec<u64>,
+    /// The changed boxes that stay in the cell, as `(slot, tag)`, then re-encoded, dynamic
+    /// and fixed apart.
+    staying: Vec<(u32, u32)>,
+    stay_dynamic: Vec<Arrival>,
+    stay_fixed: Vec<Arrival>,
+}
+
+/// What the pruning asks of its owner, per pair or per slot.
+pub(crate) struct Rules<'a, A, L> {
+    /// Whether the filter lets two slots pair (never consulted for two fixed proxies).
+    pub allows: &'a A,
+    /// For [`Report::HereUnlessLowerRegion`]: whether the two slots share a region below the
+    /// given one.
+    pub lower_common: &'a L,
+    /// Per slot: whether it changed this update (it leaves its cells) and then whether the
+    /// owner binned it or it stays (see [`Stay`]). One byte per slot tells both, so a cell
+    /// dropping its changed boxes reads one array at random, not two or three.
+    pub stays: &'a [Stay],
+    /// The boxes, which the cells read for the boxes that stay.
+    pub store: &'a Store,
+}
+
+/// Steps 1 to 5 of the [module docs](super) for cell `c`.
+pub(super) fn prune_cell<A, L>(
+    cell: &mut Cell,
+    c: usize,
+    leaver: bool,
+    chunks: &[Chunk],
+    scratch: &mut Scratch,
+    rules: &Rules<'_, A, L>,
+) where
+    A: Fn(u32, u32) -> bool,
+    L: Fn(u32, u32, usize) -> bool,
+{
+    let (stays, store) = (rules.stays, rules.store);
+    let changed = |slot: u32| stays[slot as usize] != Stay::Unchanged;
+    let (stay_dynamic, stay_fixed) = (&mut scratch.stay_dynamic, &mut scratch.stay_fixed);
+    stay_dynamic.clear();
+    stay_fixed.clear();
+    if leaver {
+        // Changed boxes leave; those that stay in this cell come back re-encoded, in the order
+        // they had, which their small moves leave nearly sorted.
+        let staying = &mut scratch.staying;
+        staying.clear();
+        let mut stay = |slot: u32, tag: u32| {
+            if matches!(stays[slot as usize], Stay::Dynamic | Stay::Fixed) {
+                staying.push((slot, tag));
+            }
+        };
+        let ahead = |id: u32| {
+            if let Some(s) = stays.get(id as usize) {
+                prefetch(s);
+            }
+        };
+        cell.fixed.retain(|id| !changed(id), ahead, &mut stay);
+        cell.dynamic.retain(|id| !changed(id), ahead, &mut stay);
+        // The stayers' boxes lie all over the store: each is prefetched a few stayers ahead.
+        for k in 0..staying.len() {
+            if let Some(&(ahead, _)) = staying.get(k + STAY_AHEAD) {
+                prefetch_whole(store.aabb_at(ahead as usize));
+            }
+            let (slot, tag) = staying[k];
+            let enc = EncodedBox::new(store.aabb_at(slot as usize), cell.axes);
+            let arrival = Arrival { enc, slot, tag };
+            if stays[slot as usize] == Stay::Fixed {
+                stay_fixed.push(arrival);
+            } else {
+                stay_dynamic.push(arrival);
+            }
+        }
+    }
+    gather_sorted(
+        chunks,
+        c,
+        false,
+        &mut scratch.order,
+        stay_dynamic,
+        &mut cell.moved_dynamic,
+    );
+    gather_sorted(
+        chunks,
+        c,
+        true,
+        &mut scratch.order,
+        stay_fixed,
+        &mut cell.moved_fixed,
+    );
+    cell.created.clear();
+    cell.deleted.clear();
+    cell.tests = 0;
+    if cell.prune {
+        let key = cell.key;
+        let region = tag_region(key);
+        let found = &mut scratch.found;
+        found.clear();
+        let (allows, lower_common) = (rules.allows, rules.lower_common);
+        let mut report = |a: &BoxList, i: usize, b: &BoxList, j: usize| {
+            let (x, y) = (a.id(i), b.id(j));
+            let here = match reporting_cell(key, a.tag(i), b.tag(j)) {
+                Report::Here => true,
+                Report::Elsewhere => false,
+                Report::HereUnlessLowerRegion => !lower_common(x, y, region),
+            };
+            if here && allows(x, y) {
+                found.push(pair_key(x, y));
+            }
+        };
+        let (md, mf, d, f) = (
+            &cell.moved_dynamic,
+            &cell.moved_fixed,
+            &cell.dynamic,
+            &cell.fixed,
+        );
+        // Fixed boxes are never swept against fixed boxes. The five sweeps cover disjoint
+        // pairs of lists, and a pair's reporting cell is unique: each pair is found at most once.
+        let mut tests = complete(md, |i, j| report(md, i, md, j));
+        tests += bipartite(md, d, |i, j| report(md, i, d, j));
+        tests += bipartite(md, f, |i, j| report(md, i, f, j));
+        tests += bipartite(md, mf, |i, j| report(md, i, mf, j));
+        tests += bipartite(mf, d, |i, j| report(mf, i, d, j));
+        cell.tests = tests;
+        found.sort_unstable();
+        diff_pairs(
+            &cell.pairs,
+            found,
+            changed,
+            &mut cell.spare,
+            &mut cell.created,
+            &mut cell.deleted,
+        );
+        std::mem::swap(&mut cell.pairs, &mut cell.spare);
+    }
+    merge_arrivals(&mut cell.dynamic, &mut cell.moved_dynamic);
+    merge_arrivals(&mut cell.fixed, &mut cell.moved_fixed);
+}
+
+/// Sorts cell `c`'s arrivals from every chunk on the sweep axis, merged with the boxes that
+/// `stay` in it (sorted here too), into `list` (emptied first). Sorting `key << 32 | chunk <<
+/// 28 | position` words and then copying is cheaper than moving whole arrivals around; chunk
+/// and position make the order total, and `stay` is sorted stably and comes first on equal
+/// keys, so the result is fixed.
+fn gather_sorted(
+    chunks: &[Chunk],
+    c: usize,
+    fixed: bool,
+    order: &mut Vec<u64>,
+    stay: &mut [Arrival],
+    list: &mut BoxList,
+) {
+    list.clear();
+    let inbox = |k: usize| chunks[k].inbox(c, fixed);
+    order.clear();
+    for k in 0..chunks.len() {
+        order.extend(
+            inbox(k)
+                .iter()
+                .enumerate()
+                .map(|(i, a)| (u64::from(a.enc.min_x) << 32) | ((k as u64) << 28) | i as u64),
+        );
+    }
+    if order.is_empty() && stay.is_empty() {
+        return;
+    }
+    order.sort_unstable();
+    sort_nearly_sorted(stay);
+    let arrived = order.iter().map(|&o| {
+        let a = &inbox(((o >> 28) & 0xF) as usize)[(o & 0x0FFF_FFFF) as usize];
+        (a.enc.min_x, a)
+    });
+    let stayed = stay.iter().map(|a| (a.enc.min_x, a));
+    list.extend_sorted(Merge::new(stayed, arrived).map(|a| (&a.enc, a.slot, a.tag)));
+}
+
+/// Sorts `items` stably on the sweep axis: by insertion while they are nearly sorted (a box
+/// that stays in its cell moved a little since the list was sorted), by the library's stable
+/// sort once the moves are many. Either way the order is the one stable order.
+fn sort_nearly_sorted(items: &mut [Arrival]) {
+    let key = |a: &Arrival| a.enc.min_x;
+    // Element moves allowed before giving up on insertion: a few per item.
+    let mut budget = 8 * items.len() + 64;
+    for i in 1..items.len() {
+        let mut j = i;
+        while j > 0 && key(&items[j - 1]) > key(&items[j]) {
+            items.swap(j - 1, j);
+            j -= 1;
+        }
+        budget = budget.saturating_sub(i - j);
+        if budget == 0 {
+            // The prefix is sorted stably: sorting the whole stably gives the same order as
+            // sorting the original.
+            items.sort_by_key(key);
+            return;
+        }
+    }
+}
+
+/// Merges two sequences of `(key, item)` sorted on `key`; on equal keys `a`'s come first.
+struct Merge<'a, I: Iterator<Item = (u32, &'a Arrival)>, J: Iterator<Item = (u32, &'a Arrival)>> {
+    a: std::iter::Peekable<I>,
+    b: std::iter::Peekable<J>,
+    left: usize,
+}
+
+impl<'a, I, J> Merge<'a, I, J>
+where
+    I: ExactSizeIterator<Item = (u32, &'a Arrival)>,
+    J: ExactSizeIterator<Item = (u32, &'a Arrival)>,
+{
+    fn new(a: I, b: J) -> Self {
+        let left = a.len() + b.len();
+        Self {
+            a: a.peekable(),
+            b: b.peekable(),
+            left,
+        }
+    }
+}
+
+impl<'a, I, J> Iterator for Merge<'a, I, J>
+where
+    I: Iterator<Item = (u32, &'a Arrival)>,
+    J: Iterator<Item = (u32, &'a Arrival)>,
+{
+    type Item = &'a Arrival;
+
+    #[inline]
+    fn next(&mut self) -> Option<&'a Arrival> {
+        let take_b = match (self.a.peek(), self.b.peek()) {
+            (Some(x), Some(y)) => y.0 < x.0,
+            (None, Some(_)) => true,
+            (_, None) => false,
+        };
+        let item = if take_b { self.b.next() } else { self.a.next() };
+        self.left = self.left.saturating_sub(usize::from(item.is_some()));
+        item.map(|(_, x)| x)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
+    }
+}
+
+impl<'a, I, J> ExactSizeIterator for Merge<'a, I, J>
+where
+    I: Iterator<Item = (u32, &'a Arrival)>,
+    J: Iterator<Item = (u32, &'a Arrival)>,
+{
+}
+
+/// Merges a cell's sorted arrivals into its sorted list and empties `arrivals`. When every
+/// box of the cell moved (all of them, in a scene where everything moves), the arrivals
+/// simply become the list.
+fn merge_arrivals(list: &mut BoxList, arrivals: &mut BoxList) {
+    if list.is_empty() {
+        std::mem::swap(list, arrivals);
+    } else {
+        list.merge_in(arrivals);
+        list.shrink();
+    }
+    arrivals.clear();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn arrival(min_x: u32, slot: u32) -> Arrival {
+        Arrival {
+            enc: EncodedBox {
+                min_x,
+                max_x: min_x,
+                uv: [0; 4],
+            },
+            slot,
+            tag: 0,
+        }
+    }
+
+    proptest! {
+        /// Nearly sorted or shuffled, with ties, the boxes that stay come out in the one
+        /// stable order (the insertion gives up past its budget and the library sort takes
+        /// over: both paths are taken here), and merge with the arrivals stably.
+        #[test]
+        fn stayers_sort_stably_and_merge_first_on_ties(
+            keys in prop::collection::vec(0u32..40, 0..300),
+            shuffled in any::<bool>(),
+            arrived in prop::collection::vec(0u32..40, 0..20),
+        ) {
+            let mut keys = keys;
+            if !shuffled {
+                keys.sort_unstable();
+                // Small moves: each key off by at most 2.
+                for (i, k) in keys.iter_mut().enumerate() {
+                    *k += (i % 5) as u32 / 2;
+                }
+            }
+            let mut stay: Vec<Arrival> =
+                keys.iter().enumerate().map(|(i, &k)| arrival(k, i as u32)).collect();
+            let mut expected = stay.clone();
+            expected.sort_by_key(|a| a.enc.min_x);
+            sort_nearly_sorted(&mut stay);
+            let order = |v: &[Arrival]| v.iter().map(|a| (a.enc.min_x, a.slot)).collect::<Vec<_>>();
+            prop_assert_eq!(order(&stay), order(&expected));
+
+            let mut arrived: Vec<Arrival> =
+                arrived.iter().enumerate().map(|(i, &k)| arrival(k, 1000 + i as u32)).collect();
+            arrived.sort_by_key(|a| a.enc.min_x);
+            let merged: Vec<&Arrival> = Merge::new(
+                stay.iter().map(|a| (a.enc.min_x, a)),
+                arrived.iter().map(|a| (a.enc.min_x, a)),
+            )
+            .collect();
+            let mut both: Vec<Arrival> = stay.iter().chain(&arrived).copied().collect();
+            both.sort_by_key(|a| a.enc.min_x);
+            let merged: Vec<Arrival> = merged.into_iter().copied().collect();
+            prop_assert_eq!(order(&merged), order(&both));
+        }
+    }
+}
