@@ -18,7 +18,8 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use broadphase::{
-    Aabb, BroadPhase, BruteForce, Config, Error, Grid, GridSettings, Schedule, SortAndSweep,
+    Aabb, BroadPhase, BruteForce, Config, Error, Figures, Grid, GridSettings, Schedule,
+    SortAndSweep,
 };
 use clap::{Args, ValueEnum};
 
@@ -179,12 +180,11 @@ pub fn run_strategy(args: &LabArgs, strategy: Strategy) -> Result<LabResult, Err
             let stats = bp.stats();
             result.tests = stats.tests;
             result.pairs = bp.pairs().len() as u64;
-            if strategy == Strategy::Grid {
-                let c = |name| stats.counter(name).unwrap_or(0);
-                result.cell_ids = Some((c("home cells"), c("phantom cells")));
-                result.collision_cells = Some(c("collision cells"));
-                result.cells_tested = Some(c("collision cells tested"));
-                result.radix_passes = Some(c("radix passes"));
+            if let Figures::Grid(g) = stats.figures {
+                result.cell_ids = Some((g.home_cells, g.phantom_cells));
+                result.collision_cells = Some(g.collision_cells);
+                result.cells_tested = Some(g.collision_cells_tested);
+                result.radix_passes = Some(g.radix_passes);
             }
         }
     }

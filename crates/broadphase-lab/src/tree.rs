@@ -69,7 +69,7 @@ pub fn tree(opts: &TreeOptions) -> Result<(String, String), Error> {
         "after {} frames: {} proxies, {} pairs",
         opts.frames, stats.proxies, stats.pairs
     );
-    for (name, value) in &stats.counters {
+    for (name, value) in stats.figures.counters() {
         let _ = writeln!(report, "  {name:<22} {value}");
     }
     if opts.probes > 0 {

@@ -6,6 +6,7 @@ use std::str::FromStr;
 
 use crate::{
     Aabb, CastHit, Error, Layer, LayerMask, Obb, Pair, PairEvents, ProxyDesc, ProxyId, Ray, RayHit,
+    Stats,
 };
 
 /// The most live proxies one broad phase holds (2^24): slot indices stay small enough to pack
@@ -436,43 +437,6 @@ impl Config {
     #[must_use]
     pub fn use_threads(&self) -> bool {
         cfg!(feature = "parallel") && self.parallel
-    }
-}
-
-/// Figures about a broad phase after its last update.
-#[derive(Clone, Debug, Default, PartialEq)]
-#[non_exhaustive]
-pub struct Stats {
-    /// Live proxies.
-    pub proxies: usize,
-    /// Live fixed proxies.
-    pub fixed: usize,
-    /// Live dynamic proxies.
-    pub dynamic: usize,
-    /// Persistent pairs.
-    pub pairs: usize,
-    /// Pairs created by the last update.
-    pub created: usize,
-    /// Pairs deleted by the last update.
-    pub deleted: usize,
-    /// Proxies inserted, moved, re-described or removed before the last update.
-    pub changed: usize,
-    /// Candidate box-box tests the last update made.
-    pub tests: u64,
-    /// Heap bytes held (approximately).
-    pub memory_bytes: usize,
-    /// Algorithm-specific figures, by name.
-    pub counters: Vec<(&'static str, u64)>,
-}
-
-impl Stats {
-    /// The value of a named counter.
-    #[must_use]
-    pub fn counter(&self, name: &str) -> Option<u64> {
-        self.counters
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|&(_, v)| v)
     }
 }
 

@@ -68,6 +68,7 @@ mod radix;
 mod sap;
 #[cfg(any(test, feature = "testing"))]
 mod split_mix;
+mod stats;
 mod store;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
@@ -80,7 +81,7 @@ extern crate self as broadphase;
 
 pub use aabb::Aabb;
 pub use abp::{Abp, AbpSettings};
-pub use broad_phase::{new, Algorithm, BroadPhase, Config, Stats, UnknownAlgorithm, MAX_PROXIES};
+pub use broad_phase::{new, Algorithm, BroadPhase, Config, UnknownAlgorithm, MAX_PROXIES};
 pub use brute::BruteForce;
 pub use desc::{Group, Layer, LayerMask, Mobility, ProxyDesc};
 pub use error::Error;
@@ -93,6 +94,9 @@ pub use mbp::{
 pub use quadtree::{ChildDump, NodeDump, QuadTree, QuadTreeSettings, QueryStats, TreeDump};
 pub use query::{CastHit, Obb, Ray, RayHit};
 pub use sap::{Sap, SapSettings};
+pub use stats::{
+    AbpFigures, Figures, GridFigures, MbpFigures, QuadTreeFigures, SapFigures, Stats,
+};
 
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]

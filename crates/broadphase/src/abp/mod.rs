@@ -29,7 +29,7 @@ use crate::cells::{self, split_slots, Arrival, Binning, Cell, Cells, RayWalk, Ru
 use crate::engine::{Driver, Engine, PairChanges, PairList, Store};
 use crate::prune::EncodedBox;
 use crate::query::{segment_bounds, Ray};
-use crate::{Aabb, Algorithm, Config, Error, Stats};
+use crate::{Aabb, AbpFigures, Algorithm, Config, Error, Figures, Stats};
 pub use settings::AbpSettings;
 
 /// Automatic box pruning: sorted sweeps in automatic columns, with fixed boxes kept sorted
@@ -379,13 +379,13 @@ impl Engine for AbpEngine {
             + self.ranges.capacity() * std::mem::size_of::<CellRange>()
             + self.outside.capacity()
             + self.binning.slots.capacity() * 4;
-        stats.counters = vec![
-            ("columns", self.grid.len() as u64),
-            ("sweep axis", self.grid.axes[0] as u64),
-            ("entries", self.entries as u64),
-            ("outside", self.outside_count as u64),
-            ("layouts", self.rebuilds),
-        ];
+        stats.figures = Figures::Abp(AbpFigures {
+            columns: self.grid.len() as u64,
+            sweep_axis: self.grid.axes[0] as u64,
+            entries: self.entries as u64,
+            outside: self.outside_count as u64,
+            layouts: self.rebuilds,
+        });
     }
 }
 

@@ -166,12 +166,12 @@ struct BinChunk<'a, S> {
     state: S,
 }
 
-/// At least this many changed slots per chunk when binning in parallel. Tiny with the
-/// `testing` feature, so that the differential suite's crowds are binned in several chunks on
+/// At least this many changed slots per chunk when binning in parallel. Tiny in the
+/// crate's tests (`cfg(test)`), so that the differential suite's crowds are binned in several chunks on
 /// several threads.
-#[cfg(not(feature = "testing"))]
+#[cfg(not(test))]
 const CHUNK_SLOTS: usize = 8192;
-#[cfg(feature = "testing")]
+#[cfg(test)]
 const CHUNK_SLOTS: usize = 48;
 /// Slots to bin in order are listed by a scan of every slot when at least one in this many
 /// changed, and sorted when fewer did ([`Cells::order_slots`]).
@@ -180,9 +180,9 @@ const SCAN_BELOW: usize = 16;
 const MAX_CHUNKS: usize = 8;
 /// Below this many changed slots, one thread does everything (rayon's start-up would cost
 /// more than it saves).
-#[cfg(not(feature = "testing"))]
+#[cfg(not(test))]
 pub(super) const PARALLEL_MIN: usize = 2048;
-#[cfg(feature = "testing")]
+#[cfg(test)]
 pub(super) const PARALLEL_MIN: usize = 16;
 
 impl Cells {

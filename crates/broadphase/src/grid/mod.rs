@@ -55,7 +55,7 @@ use crate::pairs::{cancel_common, pair_key, KeySorter};
 use crate::par::{self, each_mut as run_each, SORT_BOTH_MIN};
 use crate::query::{segment_bounds, Ray};
 use crate::store::Store;
-use crate::{Aabb, Algorithm, Config, Error, Stats};
+use crate::{Aabb, Algorithm, Config, Error, Figures, GridFigures, Stats};
 use bin::{Binner, ChunkState, Placement, MIN_CHUNK};
 use bucket::Bucket;
 pub use chapter::{SortAndSweep, SweepFigures};
@@ -65,9 +65,9 @@ use level::Level;
 use record::Record;
 pub use settings::{GridSettings, Schedule};
 
-/// The figures of the last update: the chapter's lab.
+/// What the last update counted (the chapter's lab), for [`GridFigures`].
 #[derive(Clone, Copy, Debug, Default)]
-struct Figures {
+struct Tally {
     entries: u64,
     home: u64,
     collision_cells: u64,
@@ -165,7 +165,7 @@ pub struct GridEngine {
     deleted: Vec<u64>,
     /// One sorter for the created candidates, one for the deleted, which sort side by side.
     key_sorters: [KeySorter; 2],
-    figures: Figures,
+    figures: Tally,
     layouts: u64,
 }
 
@@ -187,7 +187,7 @@ impl GridEngine {
             created: Vec::new(),
             deleted: Vec::new(),
             key_sorters: Default::default(),
-            figures: Figures::default(),
+            figures: Tally::default(),
             layouts: 0,
         }
     }
@@ -329,7 +329,7 @@ impl GridEngine {
             });
         }
 
-        let mut figures = Figures::default();
+        let mut figures = Tally::default();
         for li in 0..self.levels.len() {
             self.process_level(store, li, keep);
             let lv = &mut self.levels[li];
@@ -533,28 +533,22 @@ impl Engine for GridEngine {
             + self.fates.capacity();
         let n = store.len() as u64;
         let f = &self.figures;
-        stats.counters.extend([
-            ("brute-force pairs", n * n.saturating_sub(1) / 2),
-            ("cell ids", f.entries),
-            ("home cells", f.home),
-            ("phantom cells", f.entries - f.home),
-            ("collision cells", f.collision_cells),
+        stats.figures = Figures::Grid(GridFigures {
+            brute_force_pairs: n * n.saturating_sub(1) / 2,
+            cell_ids: f.entries,
+            home_cells: f.home,
+            phantom_cells: f.entries - f.home,
+            collision_cells: f.collision_cells,
             // The others hold no changed box: their pairs are kept untested.
-            ("collision cells tested", f.cells_tested),
+            collision_cells_tested: f.cells_tested,
             // The binning into buckets is the sort's first pass.
-            (
-                "radix passes",
-                u64::from(f.entries > 0) + u64::from(f.radix_passes),
-            ),
-            ("radix passes skipped", u64::from(f.radix_skipped)),
-            ("candidate pairs tested", f.tests),
-            ("pairs found", f.found),
-            (
-                "levels",
-                self.levels.iter().filter(|l| l.residents > 0).count() as u64,
-            ),
-            ("buckets", f.buckets),
-            ("layouts", self.layouts),
-        ]);
+            radix_passes: u64::from(f.entries > 0) + u64::from(f.radix_passes),
+            radix_passes_skipped: u64::from(f.radix_skipped),
+            candidate_pairs_tested: f.tests,
+            pairs_found: f.found,
+            levels: self.levels.iter().filter(|l| l.residents > 0).count() as u64,
+            buckets: f.buckets,
+            layouts: self.layouts,
+        });
     }
 }

@@ -8,7 +8,7 @@ use crate::cells::Rules;
 use crate::engine::{Engine, PairChanges, PairList};
 use crate::query::Ray;
 use crate::store::Store;
-use crate::{Aabb, Algorithm, Error, Stats};
+use crate::{Aabb, Algorithm, Error, Figures, MbpFigures, Stats};
 
 use super::membership::{Membership, MembershipView, RegionEntry};
 use super::regions::RegionSet;
@@ -134,19 +134,16 @@ impl Engine for MbpEngine {
             .flatten()
             .filter(|r| r.built().is_some())
             .count();
-        stats.counters.extend([
-            ("regions", regions as u64),
-            ("cells", self.cells.len() as u64 - 1),
-            (
-                "entries",
-                (1..self.cells.len())
-                    .map(|c| self.cells.get(c).len() as u64)
-                    .sum(),
-            ),
-            ("out of bounds", self.cells.get(OUT).len() as u64),
-            ("sweep axis", self.sweep as u64),
-            ("layouts", self.layouts),
-            ("region recuts", self.recuts),
-        ]);
+        stats.figures = Figures::Mbp(MbpFigures {
+            regions: regions as u64,
+            cells: self.cells.len() as u64 - 1,
+            entries: (1..self.cells.len())
+                .map(|c| self.cells.get(c).len() as u64)
+                .sum(),
+            out_of_bounds: self.cells.get(OUT).len() as u64,
+            sweep_axis: self.sweep as u64,
+            layouts: self.layouts,
+            region_recuts: self.recuts,
+        });
     }
 }

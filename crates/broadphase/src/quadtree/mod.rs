@@ -57,7 +57,10 @@ use std::ops::ControlFlow;
 use crate::engine::{Driver, Engine, PairChanges, PairList, Store};
 use crate::pairs::{diff_pairs, KeySorter};
 use crate::query::Ray;
-use crate::{Aabb, Algorithm, Config, Error, Layer, LayerMask, ProxyDesc, ProxyId, Stats};
+use crate::{
+    Aabb, Algorithm, Config, Error, Figures, Layer, LayerMask, ProxyDesc, ProxyId, QuadTreeFigures,
+    Stats,
+};
 use build::{Builder, Unit};
 use collide::{query_pairs, split_walk, Step, Walk};
 pub use dump::{ChildDump, NodeDump, TreeDump};
@@ -873,19 +876,16 @@ impl Engine for QuadTreeEngine {
                     .map(|n| t.nodes[n as usize].len())
             })
             .sum();
-        stats.counters.extend([
-            ("trees", self.trees.len() as u64),
-            ("nodes", nodes as u64),
-            ("depth", self.depth() as u64),
-            (
-                "fill percent",
-                (100 * used_lanes / (LANES * nodes).max(1)) as u64,
-            ),
-            ("partial rebuilds", self.partial_rebuilds),
-            ("partial rebuild units", self.partial_units),
-            ("full rebuilds", self.full_rebuilds),
-            ("fast rebuilds", self.fast_rebuilds),
-        ]);
+        stats.figures = Figures::QuadTree(QuadTreeFigures {
+            trees: self.trees.len() as u64,
+            nodes: nodes as u64,
+            depth: self.depth() as u64,
+            fill_percent: (100 * used_lanes / (LANES * nodes).max(1)) as u64,
+            partial_rebuilds: self.partial_rebuilds,
+            partial_rebuild_units: self.partial_units,
+            full_rebuilds: self.full_rebuilds,
+            fast_rebuilds: self.fast_rebuilds,
+        });
     }
 }
 

@@ -23,7 +23,7 @@ impl QuadTree {
                     self.engine.tree_for(self.store.desc_at(slot))
                 );
             } else {
-                assert!(self.engine.home.get(slot).map_or(true, |&h| h == NO_TREE));
+                assert!(self.engine.home.get(slot).is_none_or(|&h| h == NO_TREE));
             }
         }
     }
@@ -325,7 +325,10 @@ fn rebuilds_happen_and_change_no_answer() -> Result<(), Error> {
             }
         }
     }
-    let rebuilds = qt.stats().counter("fast rebuilds").unwrap_or(0);
+    let Figures::QuadTree(figures) = qt.stats().figures else {
+        panic!("a QuadTree reports QuadTree figures")
+    };
+    let rebuilds = figures.fast_rebuilds;
     assert!(rebuilds > 0, "no rebuild in 40 frames of drift");
     Ok(())
 }

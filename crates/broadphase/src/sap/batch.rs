@@ -265,7 +265,7 @@ mod tests {
             };
             let (f, a, b) = (number(0, fresh), number(1000, old_a), number(2000, old_b));
             // Every third box of the second old list is "stale".
-            let live = |k: usize, id: u32| k == 0 || id % 3 != 0;
+            let live = |k: usize, id: u32| k == 0 || !id.is_multiple_of(3);
             let mut batch = Batch { per_column, ..Batch::default() };
             let mut found = Vec::new();
             batch.pairs(&list(&f), &[&list(&a), &list(&b)], live, |x, y| {

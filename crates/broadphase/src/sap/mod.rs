@@ -87,7 +87,7 @@ use crate::encode::{decode, encode, encode_at_least, encode_at_most};
 use crate::engine::{Driver, Engine, PairChanges, PairList, Store};
 use crate::pairs::{cancel_common, key_slots, pair_key};
 use crate::prune::BoxList;
-use crate::{Aabb, Algorithm, Config, Error, ProxyDesc, Stats};
+use crate::{Aabb, Algorithm, Config, Error, Figures, ProxyDesc, SapFigures, Stats};
 use axis::{Axis, Joiner, Shared, ASLEEP, AWAKE, DROP, FIXED, FRESH, GOING, MOVED};
 use batch::Batch;
 use pair_table::PairSet;
@@ -624,28 +624,20 @@ impl Engine for SapEngine {
             + self.table.memory_bytes();
         let [x, y, z] = &self.axes;
         let c = &self.counts;
-        stats.counters.extend([
-            ("swaps x", x.counts.swaps),
-            ("swaps y", y.counts.swaps),
-            ("swaps z", z.counts.swaps),
-            (
-                "asleep crossed",
-                x.counts.crossed + y.counts.crossed + z.counts.crossed,
-            ),
-            ("boxes moved", c.moved),
-            ("boxes created", c.created),
-            ("boxes removed", c.removed),
-            ("boxes re-inserted", c.reinserted),
-            ("boxes woken", c.woken),
-            ("boxes slept", c.slept),
-            ("box pruning tests", c.prune_tests),
-            ("awake", self.awake() as u64),
-            (
-                "asleep",
-                self.asleep_entries.saturating_sub(self.stale) as u64,
-            ),
-            ("stale asleep entries", self.stale as u64),
-        ]);
+        stats.figures = Figures::Sap(SapFigures {
+            swaps: [x.counts.swaps, y.counts.swaps, z.counts.swaps],
+            asleep_crossed: x.counts.crossed + y.counts.crossed + z.counts.crossed,
+            moved: c.moved,
+            created: c.created,
+            removed: c.removed,
+            reinserted: c.reinserted,
+            woken: c.woken,
+            slept: c.slept,
+            prune_tests: c.prune_tests,
+            awake: self.awake() as u64,
+            asleep: self.asleep_entries.saturating_sub(self.stale) as u64,
+            stale_asleep: self.stale as u64,
+        });
     }
 }
 
@@ -678,7 +670,7 @@ mod tests {
         // An update with a change (a box set where it is) lets the still boxes sleep.
         bp.set_aabb(a, Aabb::new([0.0; 3], [1.0; 3]))?;
         assert!(bp.update()?.is_empty());
-        assert_eq!(bp.stats().counter("asleep"), Some(2));
+        assert!(matches!(bp.stats().figures, Figures::Sap(f) if f.asleep == 2));
         bp.set_aabb(a, Aabb::new([2.0, 0.0, 0.0], [3.0, 1.0, 1.0]))?;
         assert_eq!(ids(bp.update()?.created()), [(0, 1)]);
         bp.set_aabb(b, Aabb::new([3.0, 1.0, 0.0], [4.0, 2.0, 1.0]))?; // edge contact

@@ -20,7 +20,7 @@ mod scatter;
 mod slots;
 
 use crate::filter::LayerMatrix;
-use crate::{Aabb, Config, Error, Layer, Pair, PairEvents, ProxyDesc, ProxyId, Stats};
+use crate::{Aabb, Config, Error, Figures, Layer, Pair, PairEvents, ProxyDesc, ProxyId, Stats};
 use listing::Spare;
 use std::sync::OnceLock;
 
@@ -268,7 +268,7 @@ impl Store {
         self.matrix.collide(a, b)
     }
 
-    /// The figures every algorithm reports; algorithms add their own counters.
+    /// The figures every algorithm reports; engines add their own.
     pub(crate) fn stats(&self) -> Stats {
         Stats {
             proxies: self.len,
@@ -280,7 +280,7 @@ impl Store {
             changed: self.last_changed,
             tests: self.tests,
             memory_bytes: self.memory_bytes(),
-            counters: Vec::new(),
+            figures: Figures::None,
         }
     }
 

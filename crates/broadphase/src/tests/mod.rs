@@ -6,6 +6,10 @@
 //! scenes take every path. Builds for users never see those thresholds; the `testing` feature
 //! only adds the suite. They use the crate as a user would, through `broadphase::`.
 
+// The suites build settings as users must: `#[non_exhaustive]` outside the crate, so from the
+// defaults, field by field.
+#![allow(clippy::field_reassign_with_default)]
+
 #[macro_use]
 mod common;
 mod differential;
