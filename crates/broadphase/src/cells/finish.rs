@@ -11,14 +11,15 @@ use super::Cells;
 impl Cells {
     /// Ends the update: hands the cells' candidate changes over as `changes`, each list sorted
     /// and the pairs in both (their reporting cell changed) removed from both, with the tests
-    /// the last pruning made; then sets the slots `binning` binned back to unchanged.
+    /// this update's pruning made; then sets the slots `binning` binned back to unchanged.
     pub(crate) fn finish(
         &mut self,
         parallel: bool,
         binning: &mut Binning,
         changes: &mut PairChanges,
     ) {
-        changes.tests = self.tests;
+        // Taken: an update that prunes nothing made no tests.
+        changes.tests = std::mem::take(&mut self.tests);
         let (created, deleted) = (&mut self.created, &mut self.deleted);
         let both = parallel && created.len().min(deleted.len()) >= crate::par::SORT_BOTH_MIN;
         crate::par::both(both, || created.sort_unstable(), || deleted.sort_unstable());

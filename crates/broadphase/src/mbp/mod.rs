@@ -39,7 +39,7 @@
 //! `edits` (regions added and removed), `layout` (full layouts and re-cuts), `place` (leaving
 //! and placing), `query` (the candidates of queries, the figures of regions), `engine` (the
 //! steps of an update, the [`Engine`](crate::engine::Engine) impl and the stats); `regions`
-//! holds the region ids, set-ups, sets and index, and `svg` draws them.
+//! holds the region ids, set-ups, sets and index.
 
 mod edits;
 mod engine;
@@ -48,7 +48,6 @@ mod membership;
 mod place;
 mod query;
 mod regions;
-mod svg;
 mod table;
 
 use crate::abp::AbpSettings;
@@ -271,12 +270,12 @@ impl Mbp {
         self.engine.derives_regions()
     }
 
-    /// The region layout as an SVG picture, seen along the up axis (derived regions: along
-    /// the sweep axis): regions with their populations, their cells, and a sample of the
-    /// proxies (out-of-bounds ones in red).
+    /// The two axes the regions are laid out in, as a picture of them is drawn (horizontal,
+    /// vertical): the two horizontal axes of the up axis, or, with derived regions, the two
+    /// axes their cells cut. `bplab regions` draws [`regions`](Self::regions) in them.
     #[must_use]
-    pub fn regions_svg(&self) -> String {
-        svg::render(&self.engine, &self.store)
+    pub fn plane(&self) -> [usize; 2] {
+        self.engine.plane()
     }
 }
 

@@ -43,6 +43,16 @@ impl MbpEngine {
                     dynamic,
                     cells: b.map_or(0, |b| b.grid.len()),
                     overlaps: b.is_some_and(|b| !b.neighbours.is_empty()),
+                    cuts: b.map_or_else(Vec::new, |b| {
+                        let [_, u, v] = b.grid.axes;
+                        [(0, u), (1, v)]
+                            .into_iter()
+                            .flat_map(|(k, axis)| {
+                                (1..b.grid.cells[k])
+                                    .map(move |c| (axis, b.grid.cell_span(k, c - 1).1))
+                            })
+                            .collect()
+                    }),
                 }
             })
             .collect()

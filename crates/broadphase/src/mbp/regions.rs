@@ -60,6 +60,9 @@ pub struct RegionInfo {
     pub cells: usize,
     /// Whether the region overlaps another region.
     pub overlaps: bool,
+    /// Where the region's cells are cut: the axis and the coordinate of each border between
+    /// two of its cells (none before the region is built).
+    pub cuts: Vec<(usize, f64)>,
 }
 
 /// Checks a region's bounds: like a proxy's box, except that a region may reach to infinity
