@@ -4,6 +4,8 @@
 //! finite floats `x <= y` exactly when `encode(x) <= encode(y)`, so the integer tests give the
 //! contract's exact answers. Non-finite values are rejected before they reach this module.
 
+use crate::Aabb;
+
 /// The order-preserving key of a finite `f32`.
 ///
 /// Positive floats get their sign bit set (so they sort above all negatives); negative floats
@@ -59,6 +61,23 @@ pub fn encode_at_least(x: f64) -> u32 {
     } else {
         k
     }
+}
+
+/// A box's six coordinates as order-preserving integer keys ([`encode`]): `min` x, y, z, then
+/// `max` x, y, z. Integer tests are exact, treat -0.0 as 0.0, and compile without branches.
+pub(crate) type BoxKeys = [u32; 6];
+
+/// The keys of `aabb`.
+#[inline]
+pub(crate) fn box_keys(aabb: &Aabb) -> BoxKeys {
+    [
+        encode(aabb.min[0]),
+        encode(aabb.min[1]),
+        encode(aabb.min[2]),
+        encode(aabb.max[0]),
+        encode(aabb.max[1]),
+        encode(aabb.max[2]),
+    ]
 }
 
 #[cfg(test)]

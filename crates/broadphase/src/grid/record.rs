@@ -1,7 +1,7 @@
 //! A box's record in a bucket: its coordinates as integer keys, its lowest cell, its slot with
 //! flags, and the shape of its cell range (spans and home cell).
 
-use crate::encode::encode;
+pub(crate) use crate::encode::{box_keys, BoxKeys};
 use crate::store::Store;
 use crate::Aabb;
 
@@ -11,23 +11,6 @@ pub(crate) const SLOT: u32 = (1 << 24) - 1;
 pub(crate) const FIXED: u32 = 1 << 31;
 /// `Record::slot`: the proxy changed since the last update (or every proxy must be tested).
 pub(crate) const DIRTY: u32 = 1 << 30;
-
-/// A box's six coordinates as order-preserving integer keys ([`encode`]): `min` x, y, z, then
-/// `max` x, y, z. Integer tests are exact, treat -0.0 as 0.0, and compile without branches.
-pub(crate) type BoxKeys = [u32; 6];
-
-/// The keys of `aabb`.
-#[inline]
-pub(crate) fn box_keys(aabb: &Aabb) -> BoxKeys {
-    [
-        encode(aabb.min[0]),
-        encode(aabb.min[1]),
-        encode(aabb.min[2]),
-        encode(aabb.max[0]),
-        encode(aabb.max[1]),
-        encode(aabb.max[2]),
-    ]
-}
 
 /// A box binned to a bucket.
 #[derive(Clone, Copy, Debug, Default)]

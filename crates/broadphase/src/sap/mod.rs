@@ -83,7 +83,7 @@ mod probe;
 
 use std::ops::{ControlFlow, Range};
 
-use crate::encode::{decode, encode, encode_at_least, encode_at_most};
+use crate::encode::{box_keys, decode, encode_at_least, encode_at_most};
 use crate::engine::{Driver, Engine, PairChanges, PairList, Store};
 use crate::pairs::{cancel_common, key_slots, pair_key};
 use crate::prune::BoxList;
@@ -212,19 +212,6 @@ fn filter_key(d: &ProxyDesc) -> u64 {
     u64::from(d.group.0) | (u64::from(d.layer.0) << 32) | (u64::from(d.is_fixed()) << 40)
 }
 
-/// A box's keys, `[min x, y, z, max x, y, z]`.
-#[inline]
-fn encode_keys(b: &Aabb) -> [u32; 6] {
-    [
-        encode(b.min[0]),
-        encode(b.min[1]),
-        encode(b.min[2]),
-        encode(b.max[0]),
-        encode(b.max[1]),
-        encode(b.max[2]),
-    ]
-}
-
 /// The inclusive overlap test on keys.
 #[inline]
 fn keys_overlap(a: &[u32; 6], b: &[u32; 6]) -> bool {
@@ -334,7 +321,7 @@ impl SapEngine {
             let alive = store.is_alive(slot);
             if !store.was_in(slot) {
                 if alive {
-                    let keys = encode_keys(store.aabb_at(slot));
+                    let keys = box_keys(store.aabb_at(slot));
                     self.join_fresh(store, slot, keys);
                     self.counts.created += 1;
                 }
@@ -345,7 +332,7 @@ impl SapEngine {
                 self.counts.removed += 1;
                 continue;
             }
-            let new = encode_keys(store.aabb_at(slot));
+            let new = box_keys(store.aabb_at(slot));
             let desc = store.desc_at(slot);
             let refilter =
                 self.filter[slot] != filter_key(desc) || (rules >> desc.layer.0) & 1 != 0;
