@@ -94,9 +94,7 @@ pub use mbp::{
 pub use quadtree::{ChildDump, NodeDump, QuadTree, QuadTreeSettings, QueryStats, TreeDump};
 pub use query::{CastHit, Obb, Ray, RayHit};
 pub use sap::{Sap, SapSettings};
-pub use stats::{
-    AbpFigures, Figures, GridFigures, MbpFigures, QuadTreeFigures, SapFigures, Stats,
-};
+pub use stats::{AbpFigures, Figures, GridFigures, MbpFigures, QuadTreeFigures, SapFigures, Stats};
 
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]
