@@ -10,19 +10,9 @@ use super::entries::FIRST_ALL;
 use super::record::{DIRTY, FIXED};
 use crate::simd::{self, Avx2};
 
-/// The entries of one long collision cell (the run of entries of one cell key), as columns in
-/// cell order: control bits, slots with flags, and the boxes' keys as six columns (see
-/// [`RunColumns::cols`]).
-#[derive(Clone, Copy)]
-pub(crate) struct RunColumns<'a> {
-    /// Entry values: the lowest-cell bits ([`FIRST_ALL`]) decide where a pair is tested.
-    pub vals: &'a [u32],
-    /// Slots with [`DIRTY`] and [`FIXED`].
-    pub slots: &'a [u32],
-    /// Min x, y, z then max x, y, z of each entry's box, as signed keys
-    /// ([`crate::prune::signed`]): `cols[k][e]`. Each column is as long as `vals`.
-    pub cols: [&'a [i32]; 6],
-}
+/// The entries of one long collision cell, as columns: the input of the AVX2 kernel, so it is
+/// defined with it.
+pub(crate) use crate::simd::RunColumns;
 
 /// Whether the pair of entries with these values and slots is tested in this cell: 0 when it
 /// is (this is its corner cell, one of the two changed, not both fixed).
@@ -53,9 +43,7 @@ fn scan_with(
     let (mut tests, mut n) = (0, 0);
     if len.saturating_sub(from) >= 8 {
         if let Some(avx2) = avx2() {
-            (tests, n, from) = avx2.scan_cell::<FIRST_ALL, DIRTY, FIXED>(
-                cell.vals, cell.slots, &cell.cols, i, from, hits,
-            );
+            (tests, n, from) = avx2.scan_cell::<FIRST_ALL, DIRTY, FIXED>(cell, i, from, hits);
         }
     }
     let (t, n) = scan_scalar(cell, i, from, hits, n);

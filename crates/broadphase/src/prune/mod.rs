@@ -37,9 +37,9 @@ use crate::simd;
 #[inline]
 pub(crate) fn complete(list: &BoxList, mut emit: impl FnMut(usize, usize)) -> u64 {
     if let Some(avx2) = simd::avx2() {
-        return avx2.complete_boxes(list.sweep_keys(), &mut emit);
+        return avx2.complete_boxes(list, &mut emit);
     }
-    scalar::complete(list.sweep_keys(), emit)
+    scalar::complete(list, emit)
 }
 
 /// Every overlapping pair with one box in `a` and one in `b` (both sorted): `emit(i, j)` with
@@ -50,7 +50,7 @@ pub(crate) fn bipartite(a: &BoxList, b: &BoxList, mut emit: impl FnMut(usize, us
         return 0;
     }
     if let Some(avx2) = simd::avx2() {
-        return avx2.bipartite_boxes(a.sweep_keys(), b.sweep_keys(), &mut emit);
+        return avx2.bipartite_boxes(a, b, &mut emit);
     }
-    scalar::bipartite(a.sweep_keys(), b.sweep_keys(), emit)
+    scalar::bipartite(a, b, emit)
 }

@@ -2,7 +2,7 @@
 //! [`super::bipartite`] run where AVX2 does not (or `--cfg broadphase_scalar` says not to), and
 //! the reference the AVX2 kernels in `crate::simd` are tested against.
 
-use super::{SignedBox, SweepKeys};
+use super::{BoxList, SignedBox, SweepKeys};
 
 /// Calls `emit(j)` for each box `j` of `list`, from `from` on, that starts on the sweep axis
 /// within `p`'s extent and overlaps `p` on the two other axes, and returns how many started
@@ -31,39 +31,37 @@ fn scan(list: SweepKeys<'_>, from: usize, p: &SignedBox, mut emit: impl FnMut(us
 
 /// [`super::complete`] one candidate at a time: the reference the SIMD kernel is tested
 /// against.
-pub(crate) fn complete(list: SweepKeys<'_>, mut emit: impl FnMut(usize, usize)) -> u64 {
+pub(crate) fn complete(list: &BoxList, mut emit: impl FnMut(usize, usize)) -> u64 {
+    let keys = list.sweep_keys();
     let mut tests = 0u64;
-    for i in 0..list.len() {
-        let p = list.box_at(i);
-        tests += scan(list, i + 1, &p, |j| emit(i, j));
+    for i in 0..keys.len() {
+        let p = keys.box_at(i);
+        tests += scan(keys, i + 1, &p, |j| emit(i, j));
     }
     tests
 }
 
 /// [`super::bipartite`] one candidate at a time.
-pub(crate) fn bipartite(
-    a: SweepKeys<'_>,
-    b: SweepKeys<'_>,
-    mut emit: impl FnMut(usize, usize),
-) -> u64 {
+pub(crate) fn bipartite(a: &BoxList, b: &BoxList, mut emit: impl FnMut(usize, usize)) -> u64 {
+    let (ka, kb) = (a.sweep_keys(), b.sweep_keys());
     let mut tests = 0u64;
     // Pairs where the `a` box starts first (or together): scan `b` from a's min to a's max.
     let mut start = 0;
-    for i in 0..a.len() {
-        let p = a.box_at(i);
-        while b.min_x()[start] < p.min_x {
+    for i in 0..ka.len() {
+        let p = ka.box_at(i);
+        while kb.min_x()[start] < p.min_x {
             start += 1;
         }
-        tests += scan(b, start, &p, |j| emit(i, j));
+        tests += scan(kb, start, &p, |j| emit(i, j));
     }
     // Pairs where the `b` box starts strictly first: scan `a` past b's min up to b's max.
     let mut start = 0;
-    for j in 0..b.len() {
-        let p = b.box_at(j);
-        while a.min_x()[start] <= p.min_x {
+    for j in 0..kb.len() {
+        let p = kb.box_at(j);
+        while ka.min_x()[start] <= p.min_x {
             start += 1;
         }
-        tests += scan(a, start, &p, |i| emit(i, j));
+        tests += scan(ka, start, &p, |i| emit(i, j));
     }
     tests
 }

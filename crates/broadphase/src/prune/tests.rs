@@ -74,8 +74,8 @@ fn run_complete(list: &BoxList, avx2: Option<Avx2>) -> (Vec<(usize, usize)>, u64
     let mut out = Vec::new();
     let mut emit = |i, j| out.push((i, j));
     let tests = match avx2 {
-        Some(avx2) => avx2.complete_boxes(list.sweep_keys(), &mut emit),
-        None => scalar::complete(list.sweep_keys(), emit),
+        Some(avx2) => avx2.complete_boxes(list, &mut emit),
+        None => scalar::complete(list, emit),
     };
     (out, tests)
 }
@@ -84,8 +84,8 @@ fn run_bipartite(a: &BoxList, b: &BoxList, avx2: Option<Avx2>) -> (Vec<(usize, u
     let mut out = Vec::new();
     let mut emit = |i, j| out.push((i, j));
     let tests = match avx2 {
-        Some(avx2) => avx2.bipartite_boxes(a.sweep_keys(), b.sweep_keys(), &mut emit),
-        None => scalar::bipartite(a.sweep_keys(), b.sweep_keys(), emit),
+        Some(avx2) => avx2.bipartite_boxes(a, b, &mut emit),
+        None => scalar::bipartite(a, b, emit),
     };
     (out, tests)
 }

@@ -18,7 +18,8 @@ use std::arch::x86_64::{
     _mm256_setzero_si256, _mm256_xor_si256,
 };
 
-use crate::prune::{SignedBox, SweepKeys};
+use super::RunColumns;
+use crate::prune::{BoxList, SignedBox, SweepKeys};
 
 /// Scans `$keys` from position `$from` against the probe box `$p` (a [`SignedBox`]) until
 /// a box starts beyond it, calling `$emit(j)` for each overlapping position `j`, and adds
@@ -79,12 +80,10 @@ macro_rules! scan {
 /// # Safety
 /// The CPU runs AVX2 and POPCNT.
 #[target_feature(enable = "avx2,popcnt")]
-pub(super) unsafe fn complete_boxes(
-    keys: SweepKeys<'_>,
-    emit: &mut impl FnMut(usize, usize),
-) -> u64 {
+pub(super) unsafe fn complete_boxes(list: &BoxList, emit: &mut impl FnMut(usize, usize)) -> u64 {
+    let keys = list.sweep_keys();
     let mut tests = 0u64;
-    for i in 0..keys.len() {
+    for i in 0..list.len() {
         // `i + 1 <= len`.
         scan!(keys, i + 1, keys.box_at(i), tests, |j| emit(i, j));
     }
@@ -97,13 +96,14 @@ pub(super) unsafe fn complete_boxes(
 /// The CPU runs AVX2 and POPCNT.
 #[target_feature(enable = "avx2,popcnt")]
 pub(super) unsafe fn bipartite_boxes(
-    ka: SweepKeys<'_>,
-    kb: SweepKeys<'_>,
+    a: &BoxList,
+    b: &BoxList,
     emit: &mut impl FnMut(usize, usize),
 ) -> u64 {
+    let (ka, kb) = (a.sweep_keys(), b.sweep_keys());
     let mut tests = 0u64;
     let mut start = 0;
-    for i in 0..ka.len() {
+    for i in 0..a.len() {
         let s = ka.box_at(i);
         // Stops at the latest on b's first sentinel, above every finite key: `start <= len`.
         while kb.min_x()[start] < s.min_x {
@@ -112,7 +112,7 @@ pub(super) unsafe fn bipartite_boxes(
         scan!(kb, start, s, tests, |j| emit(i, j));
     }
     let mut start = 0;
-    for j in 0..kb.len() {
+    for j in 0..b.len() {
         let s = kb.box_at(j);
         while ka.min_x()[start] <= s.min_x {
             start += 1;
@@ -130,16 +130,14 @@ pub(super) unsafe fn bipartite_boxes(
 /// The CPU must run AVX2.
 #[target_feature(enable = "avx2,popcnt")]
 pub(super) unsafe fn scan_cell<const FIRST_ALL: u32, const DIRTY: u32, const FIXED: u32>(
-    vals: &[u32],
-    slots: &[u32],
-    cols: &[&[i32]; 6],
+    cell: &RunColumns<'_>,
     i: usize,
     from: usize,
     hits: &mut [u32],
 ) -> (u64, usize, usize) {
-    let len = vals.len();
-    let slots = &slots[..len];
-    let cols: [&[i32]; 6] = std::array::from_fn(|k| &cols[k][..len]);
+    let len = cell.vals.len();
+    let (vals, slots) = (cell.vals, &cell.slots[..len]);
+    let cols: [&[i32]; 6] = std::array::from_fn(|k| &cell.cols[k][..len]);
     let set = |x: u32| _mm256_set1_epi32(x as i32);
     let (vi, si) = (set(vals[i]), set(slots[i]));
     let (first_all, dirty, fixed) = (set(FIRST_ALL), set(DIRTY), set(FIXED));

@@ -27,10 +27,16 @@
 //! comparing the two. One twin lives here: Sap's swap test keeps its probe as SSE2 lanes or as
 //! plain keys, so the path decides the probe's layout, and [`UvProbe`] holds either.
 //!
+//! The kernels take their callers' data as the callers hold it, so that they compile to what
+//! they were when they lived beside their callers: a [`BoxList`] (read through
+//! `prune::SweepKeys`, the view of its padded keys that only a list can make), a
+//! [`RunColumns`] (a collision cell's columns, defined here and named by `grid::scan` too),
+//! plain arrays and boxes for the SSE2 kernels.
+//!
 //! Every `unsafe` here has a `SAFETY` note: the AVX2 kernels are `unsafe fn`s with
 //! `#[target_feature]`, called only from a token's methods; the SSE2 kernels rely on SSE2
-//! being enabled for the whole build; the loads rely on the bounds that the callers' types
-//! (the box lists' padded [`SweepKeys`], slices cut to length) guarantee.
+//! being enabled for the whole build; the loads rely on the bounds that the inputs guarantee
+//! (a list's padding, slices cut to length).
 
 #[cfg(target_arch = "x86_64")]
 mod avx2;
@@ -42,7 +48,7 @@ mod tests;
 #[cfg(target_arch = "x86_64")]
 use std::sync::OnceLock;
 
-use crate::prune::SweepKeys;
+use crate::prune::BoxList;
 use crate::Aabb;
 
 /// A type with no values: the proof a token holds where its instructions cannot exist.
@@ -101,19 +107,15 @@ impl Avx2 {
     /// [`crate::prune::complete`] eight candidates per step: the same pairs in the same order,
     /// and the same count of candidates tested, as `prune::scalar::complete`.
     #[inline(always)]
-    pub(crate) fn complete_boxes(
-        self,
-        keys: SweepKeys<'_>,
-        emit: &mut impl FnMut(usize, usize),
-    ) -> u64 {
+    pub(crate) fn complete_boxes(self, list: &BoxList, emit: &mut impl FnMut(usize, usize)) -> u64 {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: an `Avx2` exists only where the CPU runs AVX2 and POPCNT (`Avx2::detect`).
         unsafe {
-            avx2::complete_boxes(keys, emit)
+            avx2::complete_boxes(list, emit)
         }
         #[cfg(not(target_arch = "x86_64"))]
         {
-            let _ = (keys, emit);
+            let _ = (list, emit);
             match self.0 {}
         }
     }
@@ -122,8 +124,8 @@ impl Avx2 {
     #[inline(always)]
     pub(crate) fn bipartite_boxes(
         self,
-        a: SweepKeys<'_>,
-        b: SweepKeys<'_>,
+        a: &BoxList,
+        b: &BoxList,
         emit: &mut impl FnMut(usize, usize),
     ) -> u64 {
         #[cfg(target_arch = "x86_64")]
@@ -141,16 +143,13 @@ impl Avx2 {
     /// The scan of a long collision cell (`grid::scan::scan`) from `from` on, eight entries at
     /// a time while eight remain: entry `i` against each later entry whose control bits pass
     /// (`FIRST_ALL`, `DIRTY` and `FIXED` are the bits of `grid::scan::skip`) and whose box
-    /// overlaps it. `vals`, `slots` and the six `cols` (min x, y, z then max x, y, z, signed
-    /// keys) are the cell's entries, `vals.len()` of them; the positions found are written to
-    /// `hits` (at least that long). Returns the pairs tested, the hits written and the position
-    /// it stopped at: the caller's scalar loop does the rest.
+    /// overlaps it. The positions found are written to `hits` (at least `cell.vals.len()`
+    /// long). Returns the pairs tested, the hits written and the position it stopped at: the
+    /// caller's scalar loop does the rest.
     #[inline(always)]
     pub(crate) fn scan_cell<const FIRST_ALL: u32, const DIRTY: u32, const FIXED: u32>(
         self,
-        vals: &[u32],
-        slots: &[u32],
-        cols: &[&[i32]; 6],
+        cell: &RunColumns<'_>,
         i: usize,
         from: usize,
         hits: &mut [u32],
@@ -158,14 +157,30 @@ impl Avx2 {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: an `Avx2` exists only where the CPU runs AVX2 and POPCNT.
         unsafe {
-            avx2::scan_cell::<FIRST_ALL, DIRTY, FIXED>(vals, slots, cols, i, from, hits)
+            avx2::scan_cell::<FIRST_ALL, DIRTY, FIXED>(cell, i, from, hits)
         }
         #[cfg(not(target_arch = "x86_64"))]
         {
-            let _ = (vals, slots, cols, i, from, hits);
+            let _ = (cell, i, from, hits);
             match self.0 {}
         }
     }
+}
+
+/// The entries of one long collision cell of Grid (the run of entries of one cell key), as
+/// columns in cell order: control bits, slots with flags, and the boxes' keys as six columns
+/// (see [`RunColumns::cols`]). Grid's scan (`grid::scan`, which names it too) reads it, and so
+/// does [`Avx2::scan_cell`].
+#[derive(Clone, Copy)]
+pub(crate) struct RunColumns<'a> {
+    /// Entry values: the lowest-cell bits (`grid::entries::FIRST_ALL`) decide where a pair is
+    /// tested.
+    pub vals: &'a [u32],
+    /// Slots with `grid::record::DIRTY` and `FIXED`.
+    pub slots: &'a [u32],
+    /// Min x, y, z then max x, y, z of each entry's box, as signed keys
+    /// ([`crate::prune::signed`]): `cols[k][e]`. Each column is as long as `vals`.
+    pub cols: [&'a [i32]; 6],
 }
 
 /// Proof that SSE2 is enabled for this build (on x86-64 it always is): made only by
