@@ -66,6 +66,7 @@ mod quadtree;
 mod query;
 mod radix;
 mod sap;
+mod simd;
 #[cfg(any(test, feature = "testing"))]
 mod split_mix;
 mod stats;

@@ -1,21 +1,14 @@
 //! A cache hint shared by the passes that know which memory they will read next before they
-//! read it (moved boxes by slot, tree nodes, pair-table buckets).
+//! read it (moved boxes by slot, tree nodes, pair-table buckets). The instruction itself is in
+//! [`crate::simd`] ([`simd::prefetch_line`]); this module says which lines to ask for.
+
+use crate::simd;
 
 /// Asks the processor to start loading the cache line holding `item`. A hint: it changes no
 /// result, and does nothing on other architectures.
 #[inline(always)]
 pub(crate) fn prefetch<T>(item: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // Newer compilers declare the intrinsic safe; older ones (the minimum supported) do not.
-    #[allow(unused_unsafe)]
-    // SAFETY: SSE is part of x86_64. A prefetch neither reads into the program nor faults; the
-    // address comes from a live reference.
-    unsafe {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        _mm_prefetch::<_MM_HINT_T0>((item as *const T).cast::<i8>());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = item;
+    simd::prefetch_line((item as *const T).cast::<u8>());
 }
 
 /// [`prefetch`] for every cache line `item` spans: a 24-byte box in an array of them crosses
@@ -26,19 +19,11 @@ pub(crate) fn prefetch_whole<T>(item: &T) {
     let last = (item as *const T)
         .cast::<u8>()
         .wrapping_add(std::mem::size_of::<T>().saturating_sub(1));
-    #[cfg(target_arch = "x86_64")]
-    #[allow(unused_unsafe)]
-    // SAFETY: as in `prefetch`: a hint on the item's last byte, inside the live item.
-    unsafe {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        _mm_prefetch::<_MM_HINT_T0>(last.cast::<i8>());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = last;
+    simd::prefetch_line(last);
 }
 
 /// Asks for the cache line `ahead` items past the end of `list`, when its capacity reaches that
-/// far: a list filled one push at a time, among many filled at once (a deal into cells or
+/// far: a list filled one push at a time, among many filled at once (binning into cells or
 /// buckets), is a stream too many for the processor to follow, and each new line it writes
 /// would otherwise wait for memory.
 #[inline(always)]

@@ -204,7 +204,6 @@ impl ColumnGrid {
     }
 
     /// The cell of coordinate `x` on cut axis `k`; monotone in `x`, clamped to the grid.
-    #[cfg_attr(target_arch = "x86_64", allow(dead_code))] // `cells2` does two at once there
     #[inline(always)]
     fn cell(&self, k: usize, x: f32) -> u16 {
         let t = (f64::from(x) - self.origin[k]) * self.inv_cell[k];
@@ -272,37 +271,11 @@ impl ColumnGrid {
     /// binning of Abp and Mbp spent a third of their time converting coordinates one by one.
     #[inline(always)]
     fn cells2(&self, x: [f32; 2]) -> [u16; 2] {
-        #[cfg(target_arch = "x86_64")]
-        // Newer compilers declare these intrinsics safe; older ones (the minimum supported)
-        // do not.
-        #[allow(unused_unsafe)]
-        // SAFETY: SSE2 is part of x86_64; the intrinsics work on registers only, and the
-        // transmute turns four packed i32 lanes (16 bytes, any bits valid) into `[i32; 4]`.
-        unsafe {
-            use std::arch::x86_64::{
-                __m128i, _mm_cvttpd_epi32, _mm_max_pd, _mm_min_pd, _mm_mul_pd, _mm_set_pd,
-                _mm_setzero_pd, _mm_sub_pd,
-            };
-            let t = _mm_mul_pd(
-                _mm_sub_pd(
-                    _mm_set_pd(f64::from(x[1]), f64::from(x[0])),
-                    _mm_set_pd(self.origin[1], self.origin[0]),
-                ),
-                _mm_set_pd(self.inv_cell[1], self.inv_cell[0]),
-            );
-            // The same clamp as `cell`, NaN included: `max` returns its second operand (0)
-            // when the first is NaN.
-            // Through u32 (at most MAX_CELLS_PER_AXIS): usize to f64 is a long sequence.
-            let last = _mm_set_pd(
-                f64::from((self.cells[1] - 1) as u32),
-                f64::from((self.cells[0] - 1) as u32),
-            );
-            let t = _mm_min_pd(_mm_max_pd(t, _mm_setzero_pd()), last);
-            let lanes = std::mem::transmute::<__m128i, [i32; 4]>(_mm_cvttpd_epi32(t));
-            [lanes[0] as u16, lanes[1] as u16]
+        // SSE2 where built (`simd::Sse2::grid_cells2`), else one at a time.
+        match crate::simd::sse2() {
+            Some(sse2) => sse2.grid_cells2(x, self.origin, self.inv_cell, self.cells),
+            None => [self.cell(0, x[0]), self.cell(1, x[1])],
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        [self.cell(0, x[0]), self.cell(1, x[1])]
     }
 }
 
@@ -337,8 +310,9 @@ mod tests {
         assert_eq!(grid.axes[0], 0, "sweeps along the long axis");
     }
 
-    /// The two-at-a-time conversion gives the cells of the one-at-a-time one: inside, on
-    /// cell borders, clamped either side, and for NaN.
+    /// The two-at-a-time conversion, SSE2 called directly (whatever the dispatch) and as
+    /// dispatched, gives the cells of the one-at-a-time one: inside, on cell borders, clamped
+    /// either side, and for NaN.
     #[test]
     fn two_cells_at_once_are_the_same_cells() {
         let boxes: Vec<Aabb> = (0..5000)
@@ -362,13 +336,15 @@ mod tests {
             }
         }
         xs.extend((0..2000).map(|i| i as f32 * 0.013 - 3.0));
+        let sse2 = crate::simd::Sse2::detect();
         for &a in &xs {
             for &b in xs.iter().step_by(7) {
-                assert_eq!(
-                    grid.cells2([a, b]),
-                    [grid.cell(0, a), grid.cell(1, b)],
-                    "{a} {b}"
-                );
+                let want = [grid.cell(0, a), grid.cell(1, b)];
+                if let Some(sse2) = sse2 {
+                    let got = sse2.grid_cells2([a, b], grid.origin, grid.inv_cell, grid.cells);
+                    assert_eq!(got, want, "{a} {b}");
+                }
+                assert_eq!(grid.cells2([a, b]), want, "{a} {b}");
             }
         }
     }

@@ -12,6 +12,7 @@
 //! apart, so the cells of one box (fewer per axis than the torus) all have distinct ids; cells
 //! far apart that share one only add candidates, which the exact tests reject.
 
+use crate::simd;
 use crate::Aabb;
 
 /// Cell coordinates are clamped to ±2^29 so that they and their differences fit an `i32`.
@@ -52,32 +53,14 @@ fn cell_of(inv: f32, x: f32) -> i32 {
 }
 
 /// [`cell_of`] on four coordinates at once; the same cells for finite coordinates (binning
-/// computes nine per box, and one at a time they were half of its time).
+/// computes nine per box, and one at a time they were half of its time). SSE2 where built
+/// ([`simd::Sse2::floor_cells4`]), else one at a time.
 #[inline(always)]
 fn cells_of4(inv: f32, x: [f32; 4]) -> [i32; 4] {
-    #[cfg(target_arch = "x86_64")]
-    // Newer compilers declare these intrinsics safe; older ones (the minimum supported) do not.
-    #[allow(unused_unsafe)]
-    // SAFETY: SSE2 is part of x86_64; the intrinsics work on registers only, and the transmute
-    // turns four packed i32 lanes (16 bytes, any bits valid) into `[i32; 4]` (16 bytes).
-    unsafe {
-        use std::arch::x86_64::{
-            __m128i, _mm_add_epi32, _mm_castps_si128, _mm_cmpgt_ps, _mm_cvtepi32_ps,
-            _mm_cvttps_epi32, _mm_max_ps, _mm_min_ps, _mm_mul_ps, _mm_set1_ps, _mm_set_ps,
-        };
-        let t = _mm_mul_ps(_mm_set_ps(x[3], x[2], x[1], x[0]), _mm_set1_ps(inv));
-        let t = _mm_min_ps(
-            _mm_max_ps(t, _mm_set1_ps(-CELL_LIMIT)),
-            _mm_set1_ps(CELL_LIMIT),
-        );
-        // Truncate, then step down where the truncation rounded up (below zero): the mask of
-        // a true comparison is -1.
-        let i = _mm_cvttps_epi32(t);
-        let above = _mm_castps_si128(_mm_cmpgt_ps(_mm_cvtepi32_ps(i), t));
-        std::mem::transmute::<__m128i, [i32; 4]>(_mm_add_epi32(i, above))
+    match simd::sse2() {
+        Some(sse2) => sse2.floor_cells4(inv, CELL_LIMIT, x),
+        None => x.map(|x| cell_of(inv, x)),
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    x.map(|x| cell_of(inv, x))
 }
 
 /// One level of the grid: its cells and its buckets.
@@ -393,8 +376,9 @@ mod tests {
         assert_eq!(g.cell(-3e38), -(1 << 29));
     }
 
-    /// The four-wide conversion gives the cells of the one-at-a-time one, on cell borders,
-    /// either side of zero, and clipped far out.
+    /// The four-wide conversion, SSE2 called directly (whatever the dispatch) and as
+    /// dispatched, gives the cells of the one-at-a-time one, on cell borders, either side of
+    /// zero, and clipped far out.
     #[test]
     fn four_cells_at_once_are_the_same_cells() {
         let mut rng = crate::split_mix::SplitMix64::new(1);
@@ -422,11 +406,11 @@ mod tests {
             }
             for q in xs.chunks(4).filter(|q| q.len() == 4) {
                 let q = [q[0], q[1], q[2], q[3]];
-                assert_eq!(
-                    cells_of4(inv, q),
-                    q.map(|x| cell_of(inv, x)),
-                    "{q:?} {cell}"
-                );
+                let want = q.map(|x| cell_of(inv, x));
+                if let Some(sse2) = simd::Sse2::detect() {
+                    assert_eq!(sse2.floor_cells4(inv, CELL_LIMIT, q), want, "{q:?} {cell}");
+                }
+                assert_eq!(cells_of4(inv, q), want, "{q:?} {cell}");
             }
         }
     }

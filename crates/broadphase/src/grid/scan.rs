@@ -1,5 +1,5 @@
 //! The pair test of a long collision cell: one entry against the entries after it, eight at a
-//! time where the CPU runs AVX2.
+//! time where the CPU runs AVX2 (the kernel is [`simd::Avx2::scan_cell`]), one at a time here.
 //!
 //! Cells of boxes of one size hold two to four entries (the bucket tests those with a loop of
 //! its own), but a cell of a coarse level holds its large boxes and every smaller box that
@@ -8,20 +8,11 @@
 
 use super::entries::FIRST_ALL;
 use super::record::{DIRTY, FIXED};
+use crate::simd::{self, Avx2};
 
-/// The entries of one long collision cell (the run of entries of one cell key), as columns in
-/// cell order: control bits, slots with flags, and the boxes' keys as six columns (see
-/// [`RunColumns::cols`]).
-#[derive(Clone, Copy)]
-pub(crate) struct RunColumns<'a> {
-    /// Entry values: the lowest-cell bits ([`FIRST_ALL`]) decide where a pair is tested.
-    pub vals: &'a [u32],
-    /// Slots with [`DIRTY`] and [`FIXED`].
-    pub slots: &'a [u32],
-    /// Min x, y, z then max x, y, z of each entry's box, as signed keys
-    /// ([`crate::prune::signed`]): `cols[k][e]`. Each column is as long as `vals`.
-    pub cols: [&'a [i32]; 6],
-}
+/// The entries of one long collision cell, as columns: the input of the AVX2 kernel, so it is
+/// defined with it.
+pub(crate) use crate::simd::RunColumns;
 
 /// Whether the pair of entries with these values and slots is tested in this cell: 0 when it
 /// is (this is its corner cell, one of the two changed, not both fixed).
@@ -35,13 +26,25 @@ pub(crate) fn skip(vi: u32, si: u32, vj: u32, sj: u32) -> u32 {
 /// increasing order. Returns the pairs tested (passing the control bits) and the hits written.
 #[inline]
 pub(crate) fn scan(cell: &RunColumns<'_>, i: usize, hits: &mut [u32]) -> (u64, usize) {
+    scan_with(cell, i, hits, simd::avx2)
+}
+
+/// [`scan`] with the AVX2 path that `avx2` gives, asked only when eight entries or more are
+/// left: eight at a time while eight remain ([`simd::Avx2::scan_cell`]), then one at a time.
+#[inline(always)]
+fn scan_with(
+    cell: &RunColumns<'_>,
+    i: usize,
+    hits: &mut [u32],
+    avx2: impl FnOnce() -> Option<Avx2>,
+) -> (u64, usize) {
     let len = cell.vals.len();
     let mut from = i + 1;
     let (mut tests, mut n) = (0, 0);
-    #[cfg(target_arch = "x86_64")]
-    if len.saturating_sub(from) >= 8 && crate::prune::x86::has_avx2() {
-        // SAFETY: the CPU runs AVX2 (checked just above, at run time).
-        (tests, n, from) = unsafe { x86::scan_avx2(cell, i, from, hits) };
+    if len.saturating_sub(from) >= 8 {
+        if let Some(avx2) = avx2() {
+            (tests, n, from) = avx2.scan_cell::<FIRST_ALL, DIRTY, FIXED>(cell, i, from, hits);
+        }
     }
     let (t, n) = scan_scalar(cell, i, from, hits, n);
     (tests + t, n)
@@ -78,83 +81,6 @@ fn scan_scalar(
     (tests, n)
 }
 
-#[cfg(target_arch = "x86_64")]
-mod x86 {
-    use super::{RunColumns, DIRTY, FIRST_ALL, FIXED};
-    use std::arch::x86_64::{
-        __m256i, _mm256_and_si256, _mm256_castsi256_ps, _mm256_cmpeq_epi32, _mm256_cmpgt_epi32,
-        _mm256_loadu_si256, _mm256_movemask_ps, _mm256_or_si256, _mm256_set1_epi32,
-        _mm256_setzero_si256, _mm256_xor_si256,
-    };
-
-    /// [`super::scan`] from `from` on, eight entries at a time while eight remain. Returns the
-    /// pairs tested, the hits written and the position it stopped at (the scalar loop does
-    /// the rest).
-    ///
-    /// # Safety
-    /// The CPU must run AVX2.
-    #[target_feature(enable = "avx2,popcnt")]
-    pub(super) unsafe fn scan_avx2(
-        cell: &RunColumns<'_>,
-        i: usize,
-        from: usize,
-        hits: &mut [u32],
-    ) -> (u64, usize, usize) {
-        let len = cell.vals.len();
-        let cols: [&[i32]; 6] = std::array::from_fn(|k| &cell.cols[k][..len]);
-        let set = |x: u32| _mm256_set1_epi32(x as i32);
-        let (vi, si) = (set(cell.vals[i]), set(cell.slots[i]));
-        let (first_all, dirty, fixed) = (set(FIRST_ALL), set(DIRTY), set(FIXED));
-        let bi: [__m256i; 6] = std::array::from_fn(|k| _mm256_set1_epi32(cols[k][i]));
-        let (mut tests, mut n, mut j) = (0u64, 0usize, from);
-        while j + 8 <= len {
-            // SAFETY: `j + 8 <= len` and every array read is `len` long (`vals`, `slots` by
-            // the caller's contract, the columns cut to `len` above), so the eight lanes from
-            // `j` are in bounds. The loads are unaligned.
-            let load =
-                |a: &[i32]| unsafe { _mm256_loadu_si256(a.as_ptr().add(j).cast::<__m256i>()) };
-            let load_u =
-                |a: &[u32]| unsafe { _mm256_loadu_si256(a.as_ptr().add(j).cast::<__m256i>()) };
-            let (vj, sj) = (load_u(cell.vals), load_u(cell.slots));
-            let corner = _mm256_xor_si256(
-                _mm256_and_si256(_mm256_or_si256(vi, vj), first_all),
-                first_all,
-            );
-            let changed = _mm256_xor_si256(_mm256_and_si256(_mm256_or_si256(si, sj), dirty), dirty);
-            let both_fixed = _mm256_and_si256(_mm256_and_si256(si, sj), fixed);
-            let skip = _mm256_or_si256(_mm256_or_si256(corner, changed), both_fixed);
-            let tested = _mm256_cmpeq_epi32(skip, _mm256_setzero_si256());
-            let apart = _mm256_or_si256(
-                _mm256_or_si256(
-                    _mm256_or_si256(
-                        _mm256_cmpgt_epi32(bi[0], load(cols[3])),
-                        _mm256_cmpgt_epi32(load(cols[0]), bi[3]),
-                    ),
-                    _mm256_or_si256(
-                        _mm256_cmpgt_epi32(bi[1], load(cols[4])),
-                        _mm256_cmpgt_epi32(load(cols[1]), bi[4]),
-                    ),
-                ),
-                _mm256_or_si256(
-                    _mm256_cmpgt_epi32(bi[2], load(cols[5])),
-                    _mm256_cmpgt_epi32(load(cols[2]), bi[5]),
-                ),
-            );
-            let tested_bits = _mm256_movemask_ps(_mm256_castsi256_ps(tested)) as u32;
-            let apart_bits = _mm256_movemask_ps(_mm256_castsi256_ps(apart)) as u32;
-            tests += u64::from(tested_bits.count_ones());
-            let mut m = tested_bits & !apart_bits & 0xFF;
-            while m != 0 {
-                hits[n] = (j + m.trailing_zeros() as usize) as u32;
-                n += 1;
-                m &= m - 1;
-            }
-            j += 8;
-        }
-        (tests, n, j)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -184,8 +110,9 @@ mod tests {
     }
 
     proptest! {
-        /// The dispatching scan (AVX2 where the CPU runs it) finds what the scalar loop
-        /// finds, and counts the same tests, from every entry of cells short and long.
+        /// The scan with the AVX2 kernel (called directly wherever the CPU runs it, whatever
+        /// the dispatch), with none, and as dispatched, finds what the scalar loop finds, and
+        /// counts the same tests, from every entry of cells short and long.
         #[test]
         fn every_path_finds_what_the_scalar_loop_finds(
             entries in prop::collection::vec(entry(), 1..60),
@@ -202,10 +129,15 @@ mod tests {
             for i in 0..len {
                 let mut want = vec![0; len];
                 let (want_tests, want_n) = scan_scalar(&cell, i, i + 1, &mut want, 0);
+                for path in [Avx2::detect(), None, simd::avx2()] {
+                    let mut got = vec![0; len];
+                    let (tests, n) = scan_with(&cell, i, &mut got, || path);
+                    prop_assert_eq!(tests, want_tests);
+                    prop_assert_eq!(&got[..n], &want[..want_n]);
+                }
                 let mut got = vec![0; len];
                 let (tests, n) = scan(&cell, i, &mut got);
-                prop_assert_eq!(tests, want_tests);
-                prop_assert_eq!(&got[..n], &want[..want_n]);
+                prop_assert_eq!((tests, &got[..n]), (want_tests, &want[..want_n]));
                 // And the scalar loop is the definition: control bits, then overlap.
                 let expect: Vec<u32> = (i + 1..len)
                     .filter(|&j| {

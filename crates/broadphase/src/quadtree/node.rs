@@ -3,6 +3,7 @@
 //! aligned to a cache line.
 
 use crate::prefetch::prefetch;
+use crate::simd;
 use crate::Aabb;
 
 /// Children per node.
@@ -214,23 +215,16 @@ impl Node {
     /// lanes never pass: their boxes are inverted.
     #[inline(always)]
     pub(crate) fn overlap_mask(&self, q: &Aabb) -> u32 {
-        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-        {
-            sse2::overlap_mask(&self.bounds, q)
-        }
-        #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
-        {
-            overlap_mask_scalar(&self.bounds, q)
+        // Six SSE compares where built (`simd::Sse2::lane_overlap_mask`), else lane by lane.
+        match simd::sse2() {
+            Some(sse2) => sse2.lane_overlap_mask(&self.bounds, q),
+            None => overlap_mask_scalar(&self.bounds, q),
         }
     }
 }
 
 /// The four lanes' overlap test, one lane at a time: the fallback, and the reference the SIMD
 /// version is tested against.
-#[cfg_attr(
-    all(target_arch = "x86_64", target_feature = "sse2", not(test)),
-    allow(dead_code)
-)]
 #[inline(always)]
 pub(crate) fn overlap_mask_scalar(b: &[[f32; LANES]; 6], q: &Aabb) -> u32 {
     let mut m = 0u32;
@@ -244,44 +238,6 @@ pub(crate) fn overlap_mask_scalar(b: &[[f32; LANES]; 6], q: &Aabb) -> u32 {
         m |= u32::from(hit) << lane;
     }
     m
-}
-
-/// The four lanes' overlap test in six SSE compares. The compiler does not vectorise the
-/// scalar loop by itself (it emits 24 scalar compares), and this test is the inner loop of
-/// every walk.
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-mod sse2 {
-    use std::arch::x86_64::{
-        _mm_and_ps, _mm_cmpge_ps, _mm_cmple_ps, _mm_loadu_ps, _mm_movemask_ps, _mm_set1_ps,
-    };
-
-    use super::LANES;
-    use crate::Aabb;
-
-    #[inline(always)]
-    pub(super) fn overlap_mask(b: &[[f32; LANES]; 6], q: &Aabb) -> u32 {
-        // SAFETY: SSE2 is enabled for this build (the `cfg` above), so the intrinsics exist on
-        // the CPU running it. Each load reads 16 bytes from a `[f32; 4]` row, which is exactly
-        // 16 bytes long and live for the whole call; `_mm_loadu_ps` needs no alignment.
-        unsafe {
-            let row = |k: usize| _mm_loadu_ps(b[k].as_ptr());
-            let lo = _mm_and_ps(
-                _mm_and_ps(
-                    _mm_cmple_ps(row(0), _mm_set1_ps(q.max[0])),
-                    _mm_cmple_ps(row(1), _mm_set1_ps(q.max[1])),
-                ),
-                _mm_cmple_ps(row(2), _mm_set1_ps(q.max[2])),
-            );
-            let hi = _mm_and_ps(
-                _mm_and_ps(
-                    _mm_cmpge_ps(row(3), _mm_set1_ps(q.min[0])),
-                    _mm_cmpge_ps(row(4), _mm_set1_ps(q.min[1])),
-                ),
-                _mm_cmpge_ps(row(5), _mm_set1_ps(q.min[2])),
-            );
-            _mm_movemask_ps(_mm_and_ps(lo, hi)) as u32
-        }
-    }
 }
 
 /// The surface area of a box (half of it: the constant factor does not matter to costs), in
@@ -367,7 +323,9 @@ mod tests {
     #[test]
     fn simd_and_scalar_agree() {
         // Random lanes and queries on a coarse lattice (many exact contacts), with empty
-        // lanes, zeros of both signs and the ends of the float range.
+        // lanes, zeros of both signs and the ends of the float range; SSE2 called directly
+        // (whatever the dispatch) and as dispatched.
+        let sse2 = simd::Sse2::detect();
         let mut rng = crate::split_mix::SplitMix64::new(1);
         let mut next = move || rng.next_u64();
         let special = [0.0f32, -0.0, 1.0, -1.0, f32::MAX, -f32::MAX, 0.5];
@@ -401,11 +359,11 @@ mod tests {
                 std::array::from_fn(|k| a[k].min(b[k])),
                 std::array::from_fn(|k| a[k].max(b[k])),
             );
-            assert_eq!(
-                n.overlap_mask(&q),
-                overlap_mask_scalar(&n.bounds, &q),
-                "{n:?} {q:?}"
-            );
+            let want = overlap_mask_scalar(&n.bounds, &q);
+            if let Some(sse2) = sse2 {
+                assert_eq!(sse2.lane_overlap_mask(&n.bounds, &q), want, "{n:?} {q:?}");
+            }
+            assert_eq!(n.overlap_mask(&q), want, "{n:?} {q:?}");
         }
     }
 
