@@ -86,78 +86,6 @@ pub(crate) fn cancel_common(a: &mut Vec<u64>, b: &mut Vec<u64>) {
     b.truncate(wb);
 }
 
-/// Sorts pair keys for [`diff_pairs`] by a least-significant-digit radix sort of the keys
-/// themselves, keeping its buffer between calls.
-///
-/// A key's two halves are slots, and slots are dense: below 2^17 for 100,000 proxies. Only
-/// the bits that some key uses are sorted on (the two halves packed side by side), in digits of
-/// [`DIGIT`] bits: three passes over the keys for 100,000 proxies instead of four over a key
-/// and an index, and no gathers.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct KeySorter {
-    out: Vec<u64>,
-    counts: Vec<[u32; 1 << DIGIT]>,
-}
-
-/// Bits per radix digit: a pass scatters through 4,096 counters (16 KB, in the L1 cache).
-const DIGIT: u32 = 12;
-/// Fewer keys than this are sorted by comparisons. Measured: with 1,024 here, Grid's frame on
-/// the uniform scene (100,000 boxes, its buckets' keys sorted one bucket at a time) took 25 ms
-/// instead of 16.7.
-const SORT_BELOW: usize = 1 << 13;
-
-impl KeySorter {
-    /// Sorts `keys` ascending.
-    pub(crate) fn sort(&mut self, keys: &mut Vec<u64>) {
-        // Each pass reads and clears 2^DIGIT counters: worth it only for many more keys.
-        if keys.len() < SORT_BELOW {
-            keys.sort_unstable();
-            return;
-        }
-        let used = keys.iter().fold(0u64, |acc, &k| acc | k);
-        // Bits of the low half in use: the high half is packed right above them.
-        let low_bits = 32 - (used as u32).leading_zeros();
-        let high_bits = 32 - ((used >> 32) as u32).leading_zeros();
-        let packed = move |k: u64| ((k >> 32) << low_bits) | (k & ((1u64 << low_bits) - 1));
-        let passes = (low_bits + high_bits).div_ceil(DIGIT) as usize;
-        self.counts.clear();
-        self.counts.resize(passes, [0; 1 << DIGIT]);
-        for &k in keys.iter() {
-            let p = packed(k);
-            for (pass, counts) in self.counts.iter_mut().enumerate() {
-                counts[((p >> (DIGIT as usize * pass)) as usize) & ((1 << DIGIT) - 1)] += 1;
-            }
-        }
-        self.out.clear();
-        self.out.resize(keys.len(), 0);
-        for pass in 0..passes {
-            let counts = &mut self.counts[pass];
-            // A digit every key shares moves nothing.
-            if counts.iter().any(|&c| c as usize == keys.len()) {
-                continue;
-            }
-            let mut sum = 0;
-            for c in counts.iter_mut() {
-                (*c, sum) = (sum, sum + *c);
-            }
-            let shift = DIGIT as usize * pass;
-            for &k in keys.iter() {
-                let d = ((packed(k) >> shift) as usize) & ((1 << DIGIT) - 1);
-                // In bounds: the counts of a digit start at the keys before it and count
-                // its own keys, so the slots handed out stay below `keys.len()`.
-                self.out[counts[d] as usize] = k;
-                counts[d] += 1;
-            }
-            std::mem::swap(keys, &mut self.out);
-        }
-    }
-
-    /// Heap bytes held.
-    pub(crate) fn memory_bytes(&self) -> usize {
-        self.out.capacity() * 8 + self.counts.capacity() * (4 << DIGIT)
-    }
-}
-
 /// Diffs one part of the pair set (a cell, a grid bucket, a tree): `old` (last update's keys,
 /// sorted) against `found` (this update's, sorted, each with a changed proxy). Pairs found
 /// again or with no changed proxy stay (into `out`); pairs found for the first time are created
@@ -221,49 +149,6 @@ pub(crate) fn diff_pairs_by(
             created.push(pair_key(a, b));
             out.push(f);
             f = next();
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use proptest::prelude::*;
-
-    #[test]
-    fn key_sorter_sorts() {
-        let mut rng = crate::split_mix::SplitMix64::new(1);
-        let mut keys: Vec<u64> = (0..3 * SORT_BELOW)
-            .map(|_| {
-                let s = rng.next_u64();
-                let (a, b) = ((s & 0xff_ffff) as u32, ((s >> 24) & 0xff_ffff) as u32);
-                pair_key(a, b)
-            })
-            .collect();
-        let mut want = keys.clone();
-        want.sort_unstable();
-        KeySorter::default().sort(&mut keys);
-        assert_eq!(keys, want);
-    }
-
-    proptest! {
-        /// Keys of slots of any width (so any number of passes, and passes skipped when every
-        /// key shares a digit) come out as `sort_unstable` sorts them.
-        #[test]
-        fn key_sorter_sorts_any_slot_width(
-            bits in 0u32..=32,
-            base in any::<u32>(),
-            raw in prop::collection::vec((any::<u32>(), any::<u32>()), SORT_BELOW..SORT_BELOW + 3000),
-        ) {
-            let mask = if bits == 32 { u32::MAX } else { (1u32 << bits) - 1 };
-            let mut keys: Vec<u64> = raw
-                .iter()
-                .map(|&(a, b)| pair_key((a & mask) | (base & !mask), b & mask))
-                .collect();
-            let mut want = keys.clone();
-            want.sort_unstable();
-            KeySorter::default().sort(&mut keys);
-            prop_assert_eq!(keys, want);
         }
     }
 }

@@ -149,6 +149,7 @@ impl Cells {
     /// Heap bytes held.
     pub(crate) fn memory_bytes(&self) -> usize {
         self.cells.iter().map(Cell::memory_bytes).sum::<usize>()
+            + self.sorter.memory_bytes()
             + self
                 .chunks
                 .iter()

@@ -6,10 +6,10 @@
 //! entries ([`super::entries`]), the pair tests of a collision cell ([`super::collision_cell`])
 //! and how the pairs found are recorded and keyed ([`super::found`]).
 
-use crate::pairs::{diff_pairs, diff_pairs_by, key_slots, KeySorter, PairList};
+use crate::pairs::{diff_pairs, diff_pairs_by, key_slots, PairList};
 use crate::prefetch::prefetch_whole;
 use crate::prune::signed;
-use crate::radix::{RadixReport, RadixSorter};
+use crate::radix::{KeySorter, RadixReport, RadixSorter};
 
 use super::collision_cell::{test_run, Run, LONG_RUN};
 use super::context::Context;
@@ -465,6 +465,7 @@ impl Bucket {
             + self.hits.capacity() * 4
             + (self.rows.capacity() + self.other_keys.capacity() + self.same_as_next.capacity()) * 8
             + self.key_sorter.memory_bytes()
+            + self.sorter.memory_bytes()
             + (self.found.capacity()
                 + self.pairs.capacity()
                 + self.merged.capacity()

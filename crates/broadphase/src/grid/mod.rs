@@ -51,9 +51,10 @@ mod settings;
 use std::ops::ControlFlow;
 
 use crate::engine::{Driver, Engine, PairChanges, PairList};
-use crate::pairs::{cancel_common, pair_key, KeySorter};
+use crate::pairs::{cancel_common, pair_key};
 use crate::par::{self, each_mut as run_each, SORT_BOTH_MIN};
 use crate::query::{segment_bounds, Ray};
+use crate::radix::KeySorter;
 use crate::store::Store;
 use crate::{Aabb, Algorithm, Config, Error, Figures, GridFigures, Stats};
 use bin::{Binner, ChunkState, Placement, MIN_CHUNK};

@@ -499,6 +499,7 @@ impl Builder {
         self.tasks.capacity() * std::mem::size_of::<Task>()
             + (self.created.capacity() + self.codes.capacity() + self.order.capacity()) * 4
             + self.sorted.capacity() * std::mem::size_of::<Unit>()
+            + self.sorter.memory_bytes()
     }
 }
 

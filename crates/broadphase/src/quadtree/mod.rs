@@ -55,8 +55,9 @@ mod tree;
 use std::ops::ControlFlow;
 
 use crate::engine::{Driver, Engine, PairChanges, PairList, Store};
-use crate::pairs::{diff_pairs, KeySorter};
+use crate::pairs::diff_pairs;
 use crate::query::Ray;
+use crate::radix::KeySorter;
 use crate::{
     Aabb, Algorithm, Config, Error, Figures, Layer, LayerMask, ProxyDesc, ProxyId, QuadTreeFigures,
     Stats,

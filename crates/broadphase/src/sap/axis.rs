@@ -320,6 +320,7 @@ impl Axis {
             + self.asleep_max.memory_bytes()
             + self.created.capacity() * 8
             + (self.join_ids.capacity() + self.join_keys.capacity()) * 4
+            + self.sorter.memory_bytes()
     }
 }
 
