@@ -1,5 +1,6 @@
 //! The lab behind `bplab`: scenes, verified runs and reports for the `broadphase` crate.
 
+pub mod cells;
 pub mod lab;
 pub mod output;
 pub mod regions;

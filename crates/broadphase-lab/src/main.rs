@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use broadphase::Algorithm;
 
+use broadphase_lab::cells::{self, CellOptions};
 use broadphase_lab::output::print_or_fail;
 use broadphase_lab::regions::{self, RegionOptions};
 use broadphase_lab::run::{self, RunOptions, Verdict, VERIFY_ALL_UP_TO};
@@ -35,6 +36,8 @@ enum Command {
     Regions(RegionArgs),
     /// Build a scene into a QuadTree, run it, and write the trees as Graphviz DOT.
     Tree(TreeArgs),
+    /// Run a scene in a Grid and draw one level's cells as an SVG picture.
+    Cells(CellArgs),
     /// List the scenes and algorithms.
     List,
     /// GPU Gems 3 chapter 32's lab: brute force, sort and sweep and the grid side by side.
@@ -92,6 +95,34 @@ struct TreeArgs {
     probes: u32,
     /// Where to write the DOT graph (render with `dot -Tsvg tree.dot -o tree.svg`).
     #[arg(long, default_value = "tree.dot")]
+    out: std::path::PathBuf,
+}
+
+#[derive(Args, Debug)]
+struct CellArgs {
+    /// The scene (see `bplab list`).
+    #[arg(long, default_value = "sizes")]
+    scene: SceneKind,
+    /// Number of boxes.
+    #[arg(long, default_value_t = 5_000, value_parser = clap::value_parser!(u32).range(1..=16_777_216))]
+    n: u32,
+    /// Seed of the scene.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// The fine cell size (default: chosen by the grid from the boxes).
+    #[arg(long)]
+    cell_size: Option<f32>,
+    /// Frames to run after the first update, before drawing.
+    #[arg(long, default_value_t = 0)]
+    frames: u32,
+    /// The level to draw (0 is the finest; the table lists them all).
+    #[arg(long, default_value_t = 0)]
+    level: u32,
+    /// The axis the picture looks along: x, y or z.
+    #[arg(long, default_value = "y", value_parser = ["x", "y", "z"])]
+    along: String,
+    /// Where to write the SVG picture.
+    #[arg(long, default_value = "cells.svg")]
     out: std::path::PathBuf,
 }
 
@@ -155,6 +186,7 @@ fn main() -> ExitCode {
         Command::Lab(args) => broadphase_lab::lab::command(&args),
         Command::Regions(args) => regions_command(&args),
         Command::Tree(args) => tree_command(&args),
+        Command::Cells(args) => cells_command(&args),
         Command::List => {
             let mut text = String::from("scenes:\n");
             for s in SceneKind::ALL {
@@ -179,11 +211,7 @@ fn regions_command(args: &RegionArgs) -> ExitCode {
         seed: args.seed,
         subdivisions: args.subdivisions,
         outer: args.outer,
-        up: match args.up.as_str() {
-            "x" => 0,
-            "z" => 2,
-            _ => 1,
-        },
+        up: axis(&args.up),
         frames: args.frames as usize,
     };
     match regions::regions(&opts) {
@@ -192,6 +220,34 @@ fn regions_command(args: &RegionArgs) -> ExitCode {
             eprintln!("bplab: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+fn cells_command(args: &CellArgs) -> ExitCode {
+    let opts = CellOptions {
+        scene: args.scene,
+        n: args.n as usize,
+        seed: args.seed,
+        cell_size: args.cell_size,
+        frames: args.frames as usize,
+        level: args.level as usize,
+        along: axis(&args.along),
+    };
+    match cells::cells(&opts) {
+        Ok((svg, table)) => report_and_write(&table, &args.out, &svg, "picture"),
+        Err(e) => {
+            eprintln!("bplab: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// An axis named on the command line (x, y or z; clap allows no other).
+fn axis(name: &str) -> usize {
+    match name {
+        "x" => 0,
+        "z" => 2,
+        _ => 1,
     }
 }
 

@@ -87,7 +87,9 @@ pub use brute::BruteForce;
 pub use desc::{Group, Layer, LayerMask, Mobility, ProxyDesc};
 pub use error::Error;
 pub use events::PairEvents;
-pub use grid::{Grid, GridSettings, Schedule, SortAndSweep, SweepFigures};
+pub use grid::{
+    CellBoxDump, Grid, GridLevelDump, GridSettings, Schedule, SortAndSweep, SweepFigures,
+};
 pub use id::{Pair, ProxyId};
 pub use mbp::{
     regions_from_bounds, Mbp, MbpSettings, MbpTuning, RegionId, RegionInfo, MAX_REGIONS,

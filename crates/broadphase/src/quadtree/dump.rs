@@ -117,7 +117,7 @@ fn dump_nodes(store: &Store, tree: &Tree) -> Vec<NodeDump> {
                     } else if c.is_proxy() {
                         let s = c.index() as usize;
                         ChildDump::Proxy {
-                            id: store.id_at(s),
+                            id: store.id_at_last_update(s),
                             changed: store.is_dirty(s),
                         }
                     } else {

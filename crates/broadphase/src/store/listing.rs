@@ -53,6 +53,13 @@ const LIST_PIECE: usize = 1 << 14;
 const LIST_PIECE: usize = 4;
 
 impl Store {
+    /// The id the proxy in `slot` had at the last update, for a slot the engine holds
+    /// ([`was_in`](Store::was_in)), removed since or not: what a structure dump names.
+    #[inline]
+    pub(crate) fn id_at_last_update(&self, slot: usize) -> ProxyId {
+        id_at_last_update(&self.flags, &self.generations, slot as u32)
+    }
+
     /// Ends an update of an algorithm that keeps its pairs itself (in sorted lists, or Sap's
     /// hash table) and diffed them: `created` and `deleted` hold pair keys, without duplicates
     /// and none in both; every deleted key was a pair of the last update, no created one was.
