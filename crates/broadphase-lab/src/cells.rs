@@ -188,11 +188,7 @@ pub fn svg(level: &GridLevelDump, along: usize) -> String {
     let name = |axis: usize| ["x", "y", "z"][axis];
 
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height:.0}" viewBox="0 0 {WIDTH} {height:.0}" font-family="sans-serif" font-size="10">"#
-    );
-    let _ = writeln!(out, r#"<rect width="100%" height="100%" fill="white"/>"#);
+    crate::output::svg_open(&mut out, WIDTH, height);
     let mut keys: Vec<&[i32; 2]> = columns.keys().collect();
     keys.sort_unstable();
     let mut drawn = 0usize;
@@ -219,20 +215,18 @@ pub fn svg(level: &GridLevelDump, along: usize) -> String {
         drawn += 1;
     }
     let c = count(level);
-    let _ = writeln!(
-        out,
-        r#"<text x="{MARGIN}" y="{:.0}" font-size="12">level {} (cell {:.3}): {} boxes living here, {} visiting; {} of {} columns drawn; cells shared by two boxes or more outlined; horizontal {}, vertical {}</text>"#,
-        height - 14.0,
+    let caption = format!(
+        "level {} (cell {:.3}): {} boxes living here, {} visiting; {drawn} of {} columns drawn; \
+         cells shared by two boxes or more outlined; horizontal {}, vertical {}",
         level.level,
         level.cell_size,
         c.residents,
         c.visitors,
-        drawn,
         columns.len(),
         name(a),
         name(b)
     );
-    out.push_str("</svg>\n");
+    crate::output::svg_close(&mut out, MARGIN, height - 14.0, &caption);
     out
 }
 

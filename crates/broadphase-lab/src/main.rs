@@ -214,13 +214,7 @@ fn regions_command(args: &RegionArgs) -> ExitCode {
         up: axis(&args.up),
         frames: args.frames as usize,
     };
-    match regions::regions(&opts) {
-        Ok((svg, table)) => report_and_write(&table, &args.out, &svg, "picture"),
-        Err(e) => {
-            eprintln!("bplab: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    report_and_write(regions::regions(&opts), &args.out, "picture")
 }
 
 fn cells_command(args: &CellArgs) -> ExitCode {
@@ -233,13 +227,7 @@ fn cells_command(args: &CellArgs) -> ExitCode {
         level: args.level as usize,
         along: axis(&args.along),
     };
-    match cells::cells(&opts) {
-        Ok((svg, table)) => report_and_write(&table, &args.out, &svg, "picture"),
-        Err(e) => {
-            eprintln!("bplab: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    report_and_write(cells::cells(&opts), &args.out, "picture")
 }
 
 /// An axis named on the command line (x, y or z; clap allows no other).
@@ -260,18 +248,24 @@ fn tree_command(args: &TreeArgs) -> ExitCode {
         frames: args.frames as usize,
         probes: args.probes as usize,
     };
-    match tree::tree(&opts) {
-        Ok((dot, report)) => report_and_write(&report, &args.out, &dot, "tree"),
-        Err(e) => {
-            eprintln!("bplab: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    report_and_write(tree::tree(&opts), &args.out, "tree")
 }
 
-/// Prints a command's report, then writes the picture or graph it made and says where.
-fn report_and_write(report: &str, path: &std::path::Path, text: &str, what: &str) -> ExitCode {
-    if print_or_fail(report) != ExitCode::SUCCESS {
+/// Prints the report of a command that makes a picture or a graph, then writes the picture
+/// and says where; or says what went wrong.
+fn report_and_write(
+    made: Result<(String, String), broadphase::Error>,
+    path: &std::path::Path,
+    what: &str,
+) -> ExitCode {
+    let (text, report) = match made {
+        Ok(made) => made,
+        Err(e) => {
+            eprintln!("bplab: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    if print_or_fail(&report) != ExitCode::SUCCESS {
         return ExitCode::FAILURE;
     }
     match std::fs::write(path, text) {

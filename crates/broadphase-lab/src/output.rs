@@ -21,6 +21,22 @@ pub fn print_or_fail(text: &str) -> ExitCode {
     }
 }
 
+/// Opens an SVG picture of `width` by `height` pixels on a white ground, as `bplab regions`
+/// and `bplab cells` draw them.
+pub fn svg_open(out: &mut String, width: f64, height: f64) {
+    out.push_str(&format!(
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height:.0}" viewBox="0 0 {width} {height:.0}" font-family="sans-serif" font-size="10">"#
+    ));
+    out.push_str("\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n");
+}
+
+/// Closes an [`svg_open`]ed picture with a caption of `text` at `(x, y)`.
+pub fn svg_close(out: &mut String, x: f64, y: f64, text: &str) {
+    out.push_str(&format!(
+        "<text x=\"{x}\" y=\"{y:.0}\" font-size=\"12\">{text}</text>\n</svg>\n"
+    ));
+}
+
 /// [`print()`] to any writer.
 fn write_to(out: &mut impl Write, text: &str) -> io::Result<()> {
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {

@@ -159,11 +159,7 @@ pub fn svg(p: &Picture<'_>) -> String {
     let name = |axis: usize| ["x", "y", "z"][axis];
 
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height:.0}" viewBox="0 0 {WIDTH} {height:.0}" font-family="sans-serif" font-size="10">"#
-    );
-    let _ = writeln!(out, r#"<rect width="100%" height="100%" fill="white"/>"#);
+    crate::output::svg_open(&mut out, WIDTH, height);
     let built = || p.regions.iter().filter(|r| r.cells > 0);
     let most = built()
         .map(|r| r.fixed + r.dynamic)
@@ -235,10 +231,8 @@ pub fn svg(p: &Picture<'_>) -> String {
             py(c[b])
         );
     }
-    let _ = writeln!(
-        out,
-        r#"<text x="{MARGIN}" y="{:.0}" font-size="12">{} regions ({}), {} cells, {} proxies, {} out of bounds; horizontal {}, vertical {}</text>"#,
-        height - 14.0,
+    let caption = format!(
+        "{} regions ({}), {} cells, {} proxies, {} out of bounds; horizontal {}, vertical {}",
         built().count(),
         if p.derived { "derived" } else { "added" },
         p.regions.iter().map(|r| r.cells).sum::<usize>(),
@@ -247,7 +241,7 @@ pub fn svg(p: &Picture<'_>) -> String {
         name(a),
         name(b)
     );
-    out.push_str("</svg>\n");
+    crate::output::svg_close(&mut out, MARGIN, height - 14.0, &caption);
     out
 }
 
