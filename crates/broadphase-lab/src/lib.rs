@@ -8,3 +8,9 @@ pub mod run;
 pub mod scene_file;
 pub mod scenes;
 pub mod tree;
+
+// The workspace README's examples are compiled and run with the lab's doctests (the library's
+// own README is the crate's).
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeDoctests;

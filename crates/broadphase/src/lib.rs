@@ -100,5 +100,5 @@ pub use sap::{Sap, SapSettings};
 pub use stats::{AbpFigures, Figures, GridFigures, MbpFigures, QuadTreeFigures, SapFigures, Stats};
 
 #[cfg(doctest)]
-#[doc = include_str!("../../../README.md")]
+#[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
