@@ -137,6 +137,10 @@ pub trait BroadPhase: Send + Sync {
     /// Brings the pairs up to date with every change since the last update and returns what
     /// changed: created and deleted pairs, each sorted by `(a, b)`.
     ///
+    /// The events it returns borrow the broad phase mutably: to read proxies' descriptions
+    /// while going through them, call `update()?;` and then iterate
+    /// [`events()`](BroadPhase::events) beside [`event_desc`](BroadPhase::event_desc).
+    ///
     /// # Errors
     /// None of today's algorithms fails here; the `Result` leaves room for ones that can
     /// (a lost GPU device).
@@ -164,6 +168,37 @@ pub trait BroadPhase: Send + Sync {
     /// # Errors
     /// [`Error::StaleProxy`], [`Error::UnknownProxy`].
     fn desc(&self, id: ProxyId) -> Result<ProxyDesc, Error>;
+
+    /// The description of a proxy that the last update's [`events`](BroadPhase::events)
+    /// name: a live proxy's current one, or, for a proxy removed before that update, the one
+    /// it had when removed ([`PairEvents::removed`]). What a physics step reads to find the
+    /// entities of the pairs it sets up and tears down, in the same loop as the events (read
+    /// them with `events()`, which borrows the broad phase as `desc` does):
+    ///
+    /// ```
+    /// use broadphase::{Aabb, Algorithm, BroadPhase, Config, ProxyDesc};
+    /// let mut bp = broadphase::new(Algorithm::Abp, Config::default());
+    /// let body = |entity| ProxyDesc::dynamic().with_user_data(entity);
+    /// let a = bp.insert(Aabb::new([0.0; 3], [1.0; 3]), body(10))?;
+    /// let b = bp.insert(Aabb::new([0.5; 3], [2.0; 3]), body(20))?;
+    /// bp.update()?;
+    /// bp.remove(a)?; // entity 10 is destroyed
+    /// bp.update()?;
+    /// let mut torn_down = Vec::new();
+    /// for pair in bp.events().deleted() {
+    ///     let (x, y) = (bp.event_desc(pair.a)?, bp.event_desc(pair.b)?);
+    ///     torn_down.push((x.user_data, y.user_data));
+    /// }
+    /// assert_eq!(torn_down, [(10, 20)]);
+    /// # Ok::<(), broadphase::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`desc`](BroadPhase::desc), for an id neither live nor named by the last events.
+    fn event_desc(&self, id: ProxyId) -> Result<ProxyDesc, Error> {
+        self.desc(id)
+            .or_else(|e| self.events().removed_desc(id).ok_or(e))
+    }
 
     /// Whether `id` names a live proxy of this broad phase.
     fn contains(&self, id: ProxyId) -> bool;

@@ -89,7 +89,24 @@ impl Store {
             Pair::new(then(a), then(b))
         }));
         self.events.sort(self.parallel);
+        self.list_removed();
         self.end_update();
+    }
+
+    /// Lists the removed proxies that the update's deleted pairs name, with their descriptions
+    /// (a removed slot keeps its last one until it is reused, after this update).
+    fn list_removed(&mut self) {
+        let events = &mut self.events;
+        for pair in &events.deleted {
+            for id in [pair.a, pair.b] {
+                let s = id.index() as usize;
+                if self.flags[s] & ALIVE == 0 {
+                    events.removed.push((id, self.descs[s]));
+                }
+            }
+        }
+        events.removed.sort_unstable_by_key(|&(id, _)| id);
+        events.removed.dedup_by_key(|&mut (id, _)| id);
     }
 
     /// The pairs of the last update of an algorithm that keeps them in its own lists

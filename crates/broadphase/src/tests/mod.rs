@@ -14,3 +14,4 @@
 mod common;
 mod differential;
 mod engine_swap;
+mod physics_step;
