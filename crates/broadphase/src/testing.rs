@@ -789,6 +789,7 @@ fn replay(mut bp: Box<dyn BroadPhase>, ops: &[Op]) -> Result<Log, String> {
                 let want = oracle.update().cloned();
                 same(&at("update"), &got, &want)?;
                 updates += 1;
+                check_structure(bp.as_ref(), &at("structure after update"))?;
                 let order = if updates % PAIRS_READ_LATE == 0 {
                     Vec::new()
                 } else {
@@ -928,7 +929,14 @@ fn replay(mut bp: Box<dyn BroadPhase>, ops: &[Op]) -> Result<Log, String> {
             }
         }
     }
+    check_structure(bp.as_ref(), "structure at the end")?;
     Ok(log)
+}
+
+/// [`BroadPhase::check_structure`], its failure named `what`.
+fn check_structure(bp: &dyn BroadPhase, what: &str) -> Result<(), String> {
+    bp.check_structure()
+        .map_err(|e| format!("{what}: a broken invariant: {e}"))
 }
 
 /// A crowd: many boxes in a cube sized for a few overlaps each, moved, churned and
