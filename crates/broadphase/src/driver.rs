@@ -344,3 +344,16 @@ impl<E: Engine> BroadPhase for Driver<E> {
         query::nearest(&self.store, &self.index(), p, k, mask)
     }
 }
+
+/// Helpers for the tests of the engines' checks.
+#[cfg(test)]
+impl<E: Engine> Driver<E> {
+    /// Asserts that the engine's check fails, saying `what`.
+    pub(crate) fn assert_broken(&self, what: &str) {
+        let e = self.engine.check_structure(&self.store).err();
+        assert!(
+            e.as_deref().is_some_and(|e| e.contains(what)),
+            "wanted {what:?}, got {e:?}"
+        );
+    }
+}

@@ -72,7 +72,6 @@ impl AbpEngine {
 
 #[cfg(test)]
 mod tests {
-    use crate::engine::Engine;
     use crate::{Aabb, Abp, AbpSettings, BroadPhase, Config, ProxyDesc};
 
     /// Boxes over several columns, fixed and dynamic, with pairs.
@@ -100,56 +99,31 @@ mod tests {
         bp
     }
 
-    fn broken(bp: &Abp, what: &str) {
-        let e = bp
-            .engine
-            .check_structure(&bp.store)
-            .err()
-            .unwrap_or_default();
-        assert!(e.contains(what), "wanted {what:?}, got {e:?}");
-    }
-
-    /// The first column with at least two dynamic boxes.
-    fn crowded(bp: &Abp) -> usize {
-        (0..bp.engine.cells.len())
-            .find(|&c| bp.engine.cells.get(c).dynamic.len() >= 2)
-            .unwrap_or(0)
-    }
-
     #[test]
     fn a_column_out_of_order_is_caught() {
         let mut bp = live();
-        let c = crowded(&bp);
-        let list = &mut bp.engine.cells.get_mut_for_test(c).dynamic;
-        let last = list.len() - 1;
-        list.swap_for_test(0, last);
-        broken(&bp, "out of order");
+        bp.engine.cells.disorder_for_test();
+        bp.assert_broken("out of order");
     }
 
     #[test]
     fn a_changed_stored_box_is_caught() {
         let mut bp = live();
-        let c = crowded(&bp);
-        let list = &mut bp.engine.cells.get_mut_for_test(c).dynamic;
+        let list = &mut bp.engine.cells.crowded_for_test().dynamic;
         let key = list.uv(0)[0];
         list.set_min_u_for_test(0, key.wrapping_add(1));
-        broken(&bp, "not its box");
+        bp.assert_broken("not its box");
     }
 
     #[test]
     fn a_box_missing_from_a_column_is_caught() {
         let mut bp = live();
-        let c = crowded(&bp);
-        // The column's boxes, but one: the first leaves, and its pairs with it.
-        let list = &mut bp.engine.cells.get_mut_for_test(c).dynamic;
+        // The column's boxes, but one: the first leaves.
+        let list = &mut bp.engine.cells.crowded_for_test().dynamic;
         let gone = list.id(0);
         list.retain(|id| id != gone, |_| (), |_, _| ());
         // Its pairs there name a box the column does not hold; without any, its range does.
-        let e = bp
-            .engine
-            .check_structure(&bp.store)
-            .err()
-            .unwrap_or_default();
+        let e = bp.engine.check(&bp.store).err().unwrap_or_default();
         let named = [format!("slot {gone} is in columns"), format!("({gone}, ")];
         assert!(
             named.iter().any(|n| e.contains(n.as_str())) || e.contains(&format!(", {gone})")),
@@ -161,6 +135,6 @@ mod tests {
     fn a_miscounted_entry_is_caught() {
         let mut bp = live();
         bp.engine.entries += 1;
-        broken(&bp, "recount");
+        bp.assert_broken("recount");
     }
 }

@@ -376,7 +376,7 @@ impl Engine for AbpEngine {
     }
 
     /// The columns (sorted, holding their boxes' keys, reporting their own pairs), each box
-    /// in exactly the columns of its range, and the counts ([`check`]).
+    /// in exactly the columns of its range, and the counts (`check.rs`).
     fn check_structure(&self, store: &Store) -> Result<(), String> {
         self.check(store)
     }

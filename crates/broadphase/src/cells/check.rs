@@ -133,9 +133,20 @@ impl Cells {
         self.cells.iter().map(|c| c.check(store)).collect()
     }
 
-    /// The cell `c`, to corrupt in the checks' tests.
+    /// The first cell holding two dynamic boxes or more, to corrupt in the checks' tests.
     #[cfg(test)]
-    pub(crate) fn get_mut_for_test(&mut self, c: usize) -> &mut Cell {
+    pub(crate) fn crowded_for_test(&mut self) -> &mut Cell {
+        let c = (0..self.cells.len())
+            .find(|&c| self.cells[c].dynamic.len() >= 2)
+            .unwrap_or(0);
         &mut self.cells[c]
+    }
+
+    /// Swaps the first and last dynamic boxes of a crowded cell: a list out of order.
+    #[cfg(test)]
+    pub(crate) fn disorder_for_test(&mut self) {
+        let list = &mut self.crowded_for_test().dynamic;
+        let last = list.len() - 1;
+        list.swap_for_test(0, last);
     }
 }

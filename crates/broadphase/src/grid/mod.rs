@@ -516,7 +516,7 @@ impl Engine for GridEngine {
         ControlFlow::Continue(())
     }
 
-    /// Every bucket's entries, records and pairs, and where each proxy lives ([`check`]).
+    /// Every bucket's entries, records and pairs, and where each proxy lives (`check.rs`).
     fn check_structure(&self, store: &Store) -> Result<(), String> {
         self.check(store)
     }

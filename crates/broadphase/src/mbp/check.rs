@@ -134,7 +134,6 @@ impl MbpEngine {
 
 #[cfg(test)]
 mod tests {
-    use crate::engine::Engine;
     use crate::{Aabb, BroadPhase, Config, Mbp, MbpSettings, ProxyDesc};
 
     /// Boxes over a grid of four regions, some in two or more, one out of bounds.
@@ -158,15 +157,6 @@ mod tests {
         bp
     }
 
-    fn broken(bp: &Mbp, what: &str) {
-        let e = bp
-            .engine
-            .check_structure(&bp.store)
-            .err()
-            .unwrap_or_default();
-        assert!(e.contains(what), "wanted {what:?}, got {e:?}");
-    }
-
     #[test]
     fn a_dropped_membership_is_caught() {
         let mut bp = live();
@@ -175,7 +165,7 @@ mod tests {
             .unwrap_or(0);
         let m = &mut bp.engine.members[s];
         (m.count, m.out) = (0, true);
-        broken(&bp, &format!("slot {s} is in cells"));
+        bp.assert_broken(&format!("slot {s} is in cells"));
     }
 
     #[test]
@@ -188,18 +178,13 @@ mod tests {
         bp.engine.extras[m.extra as usize].swap(1, 2);
         let list = &bp.engine.extras[m.extra as usize];
         bp.engine.members[s].second = list[1];
-        broken(&bp, &format!("slot {s}'s regions do not increase"));
+        bp.assert_broken(&format!("slot {s}'s regions do not increase"));
     }
 
     #[test]
     fn a_cell_out_of_order_is_caught() {
         let mut bp = live();
-        let c = (0..bp.engine.cells.len())
-            .find(|&c| bp.engine.cells.get(c).dynamic.len() >= 2)
-            .unwrap_or(0);
-        let list = &mut bp.engine.cells.get_mut_for_test(c).dynamic;
-        let last = list.len() - 1;
-        list.swap_for_test(0, last);
-        broken(&bp, "out of order");
+        bp.engine.cells.disorder_for_test();
+        bp.assert_broken("out of order");
     }
 }

@@ -118,7 +118,7 @@ impl Engine for MbpEngine {
         self.relayout = true;
     }
 
-    /// The cells, the regions' layout and every proxy's membership ([`check`](super::check)).
+    /// The cells, the regions' layout and every proxy's membership (`check.rs`).
     fn check_structure(&self, store: &Store) -> Result<(), String> {
         self.check(store)
     }

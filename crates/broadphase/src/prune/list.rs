@@ -526,20 +526,7 @@ impl BoxList {
 
     #[cfg(test)]
     pub(crate) fn is_sorted(&self) -> bool {
-        let n = self.len();
-        let arrays_padded = [
-            &self.min_x,
-            &self.max_x,
-            &self.min_u,
-            &self.min_v,
-            &self.max_u,
-            &self.max_v,
-        ]
-        .iter()
-        .all(|v| v.len() == n + PAD);
-        arrays_padded
-            && self.min_x.windows(2).all(|w| w[0] <= w[1])
-            && self.min_x[n..].iter().all(|&k| k == SENTINEL)
+        self.check().is_ok()
     }
 }
 

@@ -39,7 +39,6 @@ impl QuadTreeEngine {
 
 #[cfg(test)]
 mod tests {
-    use crate::engine::Engine;
     use crate::{Aabb, BroadPhase, Config, ProxyDesc, QuadTree};
 
     /// Enough boxes for a tree of several levels, fixed and dynamic.
@@ -58,15 +57,6 @@ mod tests {
         assert!(bp.depth() > 1);
         assert_eq!(bp.check_structure(), Ok(()));
         bp
-    }
-
-    fn broken(bp: &QuadTree, what: &str) {
-        let e = bp
-            .engine
-            .check_structure(&bp.store)
-            .err()
-            .unwrap_or_default();
-        assert!(e.contains(what), "wanted {what:?}, got {e:?}");
     }
 
     /// The root of the dynamic tree, and a lane of it that holds a node.
@@ -90,14 +80,14 @@ mod tests {
         let node = &mut bp.engine.trees[t].nodes[root as usize];
         let b = node.lane_box(lane);
         node.set_lane_box(lane, &Aabb::new(b.min, b.min));
-        broken(&bp, "does not bound node");
+        bp.assert_broken("does not bound node");
     }
 
     #[test]
     fn a_wrong_location_is_caught() {
         let mut bp = live();
         bp.engine.locs.swap(1, 2);
-        broken(&bp, "recorded place");
+        bp.assert_broken("recorded place");
     }
 
     #[test]
@@ -105,7 +95,7 @@ mod tests {
         let mut bp = live();
         let (t, root, _) = inner_lane(&bp);
         bp.engine.trees[t].nodes[root as usize].count += 1;
-        broken(&bp, "counts");
+        bp.assert_broken("counts");
     }
 
     #[test]
@@ -113,6 +103,6 @@ mod tests {
         let mut bp = live();
         // Slot 0 is fixed: say it lives in the tree of dynamic proxies.
         bp.engine.home[0] += 1;
-        broken(&bp, "recorded place");
+        bp.assert_broken("recorded place");
     }
 }

@@ -859,7 +859,7 @@ impl Engine for QuadTreeEngine {
     }
 
     /// Every tree's links, boxes and counts, each proxy's place and tree, the pair keys
-    /// ([`check`]).
+    /// (`check.rs`).
     fn check_structure(&self, store: &Store) -> Result<(), String> {
         self.check(store)
     }

@@ -181,7 +181,6 @@ impl SapEngine {
 
 #[cfg(test)]
 mod tests {
-    use crate::engine::Engine;
     use crate::{Aabb, BroadPhase, Config, ProxyDesc, Sap, SapSettings};
 
     /// A few boxes, some asleep, some awake, with pairs.
@@ -213,42 +212,33 @@ mod tests {
         bp
     }
 
-    fn broken(bp: &Sap, what: &str) {
-        let e = bp
-            .engine
-            .check_structure(&bp.store)
-            .err()
-            .unwrap_or_default();
-        assert!(e.contains(what), "wanted {what:?}, got {e:?}");
-    }
-
     #[test]
     fn endpoints_out_of_order_are_caught() {
         let mut bp = live();
         let ends = &mut bp.engine.axes[1].ends;
         let last = ends.len() - 1;
         ends.swap(0, last);
-        broken(&bp, "out of order");
+        bp.assert_broken("out of order");
     }
 
     #[test]
     fn a_stale_asleep_key_is_caught() {
         let mut bp = live();
         bp.engine.axes[2].asleep_min.set_min_u_for_test(0, 7);
-        broken(&bp, "entry is not its box's keys");
+        bp.assert_broken("entry is not its box's keys");
     }
 
     #[test]
     fn a_misplaced_pair_is_caught() {
         let mut bp = live();
         bp.engine.table.misplace_for_test(0);
-        broken(&bp, "not found in the table");
+        bp.assert_broken("not found in the table");
     }
 
     #[test]
     fn a_miscounted_stale_entry_is_caught() {
         let mut bp = live();
         bp.engine.stale += 1;
-        broken(&bp, "stale asleep entries");
+        bp.assert_broken("stale asleep entries");
     }
 }

@@ -598,7 +598,7 @@ impl Engine for SapEngine {
     }
 
     /// Per axis, the awake endpoints and the asleep lists; per slot, its state and keys; the
-    /// pair table, and every pair's overlap on all three axes ([`check`]).
+    /// pair table, and every pair's overlap on all three axes (`check.rs`).
     fn check_structure(&self, store: &Store) -> Result<(), String> {
         self.check(store)
     }

@@ -6,7 +6,7 @@
 //! and the persistent pair set are identical. Sequences mix fixed and dynamic proxies, groups,
 //! layers and rule changes, origin shifts, batches, exactly touching and zero-size boxes,
 //! duplicates, and bad input (NaN, infinities, `min > max`, stale, foreign and removed ids,
-//! invalid layers), which must return the same [`Error`] from both and change nothing.
+//! invalid layers), which must return the same [`Error`](crate::Error) from both and change nothing.
 //! Each sequence is replayed once more on a single thread to check determinism. After every
 //! update, and at the end, the algorithm checks its own structure
 //! ([`BroadPhase::check_structure`]): a corrupt structure fails the case even while its
