@@ -214,6 +214,31 @@ pub trait BroadPhase: Send + Sync {
     /// Figures about the last update and the structure.
     fn stats(&self) -> Stats;
 
+    /// Checks the structure's invariants and returns a description of the first one broken:
+    /// for tests and debugging (the differential suite calls it after every update), never
+    /// needed for results. It walks everything, in about O(n log n), and changes nothing.
+    ///
+    /// The crate's algorithms check the proxies' bookkeeping (ids, generations, free slots,
+    /// what changed, counts, the bounds of the world), their engine's own structure
+    /// ([`Engine::check_structure`](crate::engine::Engine::check_structure)), and the pairs
+    /// of the last update: each listed once, of two proxies that were live then and, where
+    /// neither changed since, whose boxes overlap and whose filter allows them.
+    ///
+    /// ```
+    /// use broadphase::{Aabb, Algorithm, BroadPhase, Config, ProxyDesc};
+    /// let mut bp = broadphase::new(Algorithm::Sap, Config::default());
+    /// let a = bp.insert(Aabb::new([0.0; 3], [1.0; 3]), ProxyDesc::dynamic())?;
+    /// bp.insert(Aabb::new([0.5; 3], [2.0; 3]), ProxyDesc::dynamic())?;
+    /// bp.update()?;
+    /// bp.set_aabb(a, Aabb::new([5.0; 3], [6.0; 3]))?; // checked again before the update
+    /// assert_eq!(bp.check_structure(), Ok(()));
+    /// # Ok::<(), broadphase::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// The first broken invariant, in words.
+    fn check_structure(&self) -> Result<(), String>;
+
     /// Moves the origin to `shift`: every box is translated by `-shift`. Large worlds use it to
     /// keep coordinates near zero, where `f32` is precise.
     ///

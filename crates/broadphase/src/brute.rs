@@ -101,4 +101,57 @@ impl Engine for BruteForceEngine {
     ) -> ControlFlow<()> {
         (0..store.slot_count() as u32).try_for_each(visit)
     }
+
+    /// The keys sorted, each once: the driver checks the pairs themselves.
+    fn check_structure(&self, _store: &Store) -> Result<(), String> {
+        check_sorted_keys("brute force", &self.keys)
+    }
+}
+
+/// Checks that `keys` increase strictly (sorted, each once).
+pub(crate) fn check_sorted_keys(what: &str, keys: &[u64]) -> Result<(), String> {
+    match keys.windows(2).position(|w| w[0] >= w[1]) {
+        Some(i) => Err(format!(
+            "{what}: pair keys {:#x} and {:#x} at {i} are not in increasing order",
+            keys[i],
+            keys[i + 1]
+        )),
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{BroadPhase, ProxyDesc};
+
+    fn three() -> BruteForce {
+        let mut bp = BruteForce::new(Config::default());
+        for k in 0..3 {
+            let lo = [k as f32 * 0.5; 3];
+            assert!(bp
+                .insert(Aabb::new(lo, lo.map(|c| c + 1.0)), ProxyDesc::dynamic())
+                .is_ok());
+        }
+        assert!(bp.update().is_ok());
+        assert_eq!(bp.engine.keys.len(), 3);
+        assert_eq!(bp.check_structure(), Ok(()));
+        bp
+    }
+
+    #[test]
+    fn keys_out_of_order_are_caught() {
+        let mut bp = three();
+        bp.engine.keys.swap(0, 2);
+        let e = bp.check_structure().err().unwrap_or_default();
+        assert!(e.contains("not in increasing order"), "{e}");
+    }
+
+    #[test]
+    fn a_key_twice_is_caught() {
+        let mut bp = three();
+        bp.engine.keys[1] = bp.engine.keys[0];
+        let e = bp.check_structure().err().unwrap_or_default();
+        assert!(e.contains("not in increasing order"), "{e}");
+    }
 }

@@ -238,6 +238,28 @@ impl<E: Engine> BroadPhase for Driver<E> {
         stats
     }
 
+    /// The store's invariants, then the engine's
+    /// ([`Engine::check_structure`]), then the pairs of the last update: the engine's lists,
+    /// or after the engine was replaced, the keys kept for the fresh one (which must hold
+    /// none yet).
+    fn check_structure(&self) -> Result<(), String> {
+        self.store.check()?;
+        self.engine.check_structure(&self.store)?;
+        let lists = self.engine.pair_lists();
+        match &self.before {
+            None => self.store.check_pairs(&lists),
+            Some(before) => {
+                if lists.iter().any(|l| !l.keys.is_empty()) {
+                    return Err("pairs: a fresh engine holds pairs before its first update".into());
+                }
+                if before.windows(2).any(|w| w[0] > w[1]) {
+                    return Err("pairs: the keys kept for a fresh engine are not sorted".into());
+                }
+                self.store.check_pair_keys(before, false)
+            }
+        }
+    }
+
     fn shift_origin(&mut self, shift: [f32; 3]) -> Result<(), Error> {
         self.store.shift_origin(shift)?;
         self.engine.shift_origin(shift);
@@ -320,5 +342,18 @@ impl<E: Engine> BroadPhase for Driver<E> {
         mask: LayerMask,
     ) -> Result<Vec<(ProxyId, f32)>, Error> {
         query::nearest(&self.store, &self.index(), p, k, mask)
+    }
+}
+
+/// Helpers for the tests of the engines' checks.
+#[cfg(test)]
+impl<E: Engine> Driver<E> {
+    /// Asserts that the engine's check fails, saying `what`.
+    pub(crate) fn assert_broken(&self, what: &str) {
+        let e = self.engine.check_structure(&self.store).err();
+        assert!(
+            e.as_deref().is_some_and(|e| e.contains(what)),
+            "wanted {what:?}, got {e:?}"
+        );
     }
 }

@@ -11,7 +11,8 @@
 //!   slots its structure holds that may match a query;
 //! - [`pair_lists`](Engine::pair_lists): its persistent pairs, as lists of keys;
 //! - [`shift_origin`](Engine::shift_origin) and [`stats`](Engine::stats): coordinates of its
-//!   own, and its own figures.
+//!   own, and its own figures;
+//! - [`check_structure`](Engine::check_structure): its own invariants, for tests.
 //!
 //! The [`Driver`] does everything else once for every engine: it validates every call, owns
 //! the [`Store`] (ids, boxes, descriptions, what changed, the filter), brackets each update,
@@ -75,6 +76,13 @@
 //!         visit: &mut dyn FnMut(u32) -> ControlFlow<()>,
 //!     ) -> ControlFlow<()> {
 //!         (0..store.slot_count() as u32).try_for_each(visit)
+//!     }
+//!
+//!     fn check_structure(&self, _store: &Store) -> Result<(), String> {
+//!         match self.keys.windows(2).find(|w| w[0] >= w[1]) {
+//!             Some(w) => Err(format!("keys {:#x} and {:#x} out of order", w[0], w[1])),
+//!             None => Ok(()),
+//!         }
 //!     }
 //! }
 //!
@@ -224,6 +232,22 @@ pub trait Engine: Send + Sync {
         None
     }
 
+    /// Checks the engine's own invariants against `store` as it was at the last update (the
+    /// slots the structure holds are those [`Store::was_in`] names; a slot not
+    /// [`dirty`](Store::is_dirty) still has the box and description the engine saw), and
+    /// returns a description of the first one broken. For tests and debugging: it walks the
+    /// whole structure, in about O(n log n), and changes nothing.
+    ///
+    /// The driver checks the store and the pair lists itself
+    /// ([`BroadPhase::check_structure`](crate::BroadPhase::check_structure)); an engine checks
+    /// what only it knows: that its lists are sorted, that it holds each slot where its rules
+    /// put it, that its counts match. There is no default: an engine that has nothing of its
+    /// own to check says so.
+    ///
+    /// # Errors
+    /// The first broken invariant, in words.
+    fn check_structure(&self, store: &Store) -> Result<(), String>;
+
     /// The store has just moved every box by `-shift`: an engine with coordinates of its own
     /// (regions, say) moves them too. Every live proxy is dirty until the next update.
     fn shift_origin(&mut self, shift: [f32; 3]) {
@@ -278,6 +302,10 @@ impl<E: Engine + ?Sized> Engine for Box<E> {
         visit: &mut dyn FnMut(ProxyId) -> ControlFlow<()>,
     ) -> Option<ControlFlow<()>> {
         (**self).query_aabb(store, aabb, mask, visit)
+    }
+
+    fn check_structure(&self, store: &Store) -> Result<(), String> {
+        (**self).check_structure(store)
     }
 
     fn shift_origin(&mut self, shift: [f32; 3]) {

@@ -20,6 +20,7 @@
 //!
 //! Pairs between two unmoved boxes are not tested: the pair set keeps them.
 
+mod check;
 mod settings;
 
 use std::ops::ControlFlow;
@@ -372,6 +373,12 @@ impl Engine for AbpEngine {
             single,
             visit,
         )
+    }
+
+    /// The columns (sorted, holding their boxes' keys, reporting their own pairs), each box
+    /// in exactly the columns of its range, and the counts (`check.rs`).
+    fn check_structure(&self, store: &Store) -> Result<(), String> {
+        self.check(store)
     }
 
     fn stats(&self, _store: &Store, stats: &mut Stats) {

@@ -36,12 +36,13 @@
 //! first cell and decides which cell reports a pair; `cell` holds one cell's sorted lists;
 //! `bin` cuts the changed slots into chunks and bins their arrivals; `update` is what one
 //! touched cell does; `parallel` runs the touched cells; `finish` gathers their changes; `ray`
-//! walks a ray through cells.
+//! walks a ray through cells; `check` checks the cells' invariants.
 
 pub(crate) mod grid;
 
 mod bin;
 mod cell;
+mod check;
 mod finish;
 mod parallel;
 mod ray;

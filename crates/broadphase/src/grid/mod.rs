@@ -38,6 +38,7 @@
 mod bin;
 mod bucket;
 mod chapter;
+mod check;
 mod collision_cell;
 mod context;
 mod dump;
@@ -516,6 +517,11 @@ impl Engine for GridEngine {
             level.visit_ray(ray, &segment, visit)?;
         }
         ControlFlow::Continue(())
+    }
+
+    /// Every bucket's entries, records and pairs, and where each proxy lives (`check.rs`).
+    fn check_structure(&self, store: &Store) -> Result<(), String> {
+        self.check(store)
     }
 
     fn stats(&self, store: &Store, stats: &mut Stats) {

@@ -118,6 +118,11 @@ impl Engine for MbpEngine {
         self.relayout = true;
     }
 
+    /// The cells, the regions' layout and every proxy's membership (`check.rs`).
+    fn check_structure(&self, store: &Store) -> Result<(), String> {
+        self.check(store)
+    }
+
     fn stats(&self, _store: &Store, stats: &mut Stats) {
         stats.memory_bytes += self.cells.memory_bytes()
             + self.members.capacity() * size_of::<Membership>()

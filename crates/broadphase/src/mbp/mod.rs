@@ -39,8 +39,9 @@
 //! `edits` (regions added and removed), `layout` (full layouts and re-cuts), `place` (leaving
 //! and placing), `query` (the candidates of queries, the figures of regions), `engine` (the
 //! steps of an update, the [`Engine`](crate::engine::Engine) impl and the stats); `regions`
-//! holds the region ids, set-ups, sets and index.
+//! holds the region ids, set-ups, sets and index; `check` checks the invariants of it all.
 
+mod check;
 mod edits;
 mod engine;
 mod layout;

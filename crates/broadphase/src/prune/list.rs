@@ -467,22 +467,66 @@ impl BoxList {
         }
     }
 
-    #[cfg(test)]
-    pub(crate) fn is_sorted(&self) -> bool {
+    /// Checks what the kernels rely on: every array `len() + PAD` long, the minima sorted and
+    /// followed by [`SENTINEL`]s, and `max_width` at least each box's extent.
+    pub(crate) fn check(&self) -> Result<(), String> {
         let n = self.len();
-        let arrays_padded = [
+        if self.tags.len() != n {
+            return Err(format!("{} tags for {n} boxes", self.tags.len()));
+        }
+        let columns = [
             &self.min_x,
             &self.max_x,
             &self.min_u,
             &self.min_v,
             &self.max_u,
             &self.max_v,
-        ]
-        .iter()
-        .all(|v| v.len() == n + PAD);
-        arrays_padded
-            && self.min_x.windows(2).all(|w| w[0] <= w[1])
-            && self.min_x[n..].iter().all(|&k| k == SENTINEL)
+        ];
+        if let Some(c) = columns.iter().position(|v| v.len() != n + PAD) {
+            return Err(format!(
+                "key array {c} holds {} keys for {n} boxes and {PAD} of padding",
+                columns[c].len()
+            ));
+        }
+        if let Some(i) = self.min_x[..n].windows(2).position(|w| w[0] > w[1]) {
+            return Err(format!(
+                "boxes {i} and {} (slots {} and {}) are out of order on the sweep axis",
+                i + 1,
+                self.ids[i],
+                self.ids[i + 1]
+            ));
+        }
+        if self.min_x[n..].iter().any(|&k| k != SENTINEL) {
+            return Err("the sweep axis's padding is not all sentinels".into());
+        }
+        if let Some(i) = (0..n).find(|&i| width(self.min_x[i], self.max_x[i]) > self.max_width) {
+            return Err(format!(
+                "slot {}'s extent is over the list's widest, {}",
+                self.ids[i], self.max_width
+            ));
+        }
+        Ok(())
+    }
+
+    /// Swaps boxes `i` and `j`, everything they hold: a corruption for the checks' tests.
+    #[cfg(test)]
+    pub(crate) fn swap_for_test(&mut self, i: usize, j: usize) {
+        for v in self.key_columns() {
+            v.swap(i, j);
+        }
+        self.ids.swap(i, j);
+        self.tags.swap(i, j);
+    }
+
+    /// Sets box `i`'s minimum on the first other axis: a corruption for the checks' tests.
+    #[cfg(test)]
+    pub(crate) fn set_min_u_for_test(&mut self, i: usize, key: u32) {
+        self.min_u[i] = signed(key);
+    }
+
+    #[cfg(test)]
+    pub(crate) fn is_sorted(&self) -> bool {
+        self.check().is_ok()
     }
 }
 

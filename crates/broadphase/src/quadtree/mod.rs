@@ -44,6 +44,7 @@
 //! inside `update` (their cost is in the README).
 
 mod build;
+mod check;
 mod collide;
 mod dump;
 mod insert;
@@ -856,6 +857,12 @@ impl Engine for QuadTreeEngine {
         // The trees' lanes hold exact boxes: the walk is the exact test, without the shared
         // driver's second look at each candidate's box.
         Some(self.probe_aabb(store, aabb, mask, visit).1)
+    }
+
+    /// Every tree's links, boxes and counts, each proxy's place and tree, the pair keys
+    /// (`check.rs`).
+    fn check_structure(&self, store: &Store) -> Result<(), String> {
+        self.check(store)
     }
 
     fn stats(&self, _store: &Store, stats: &mut Stats) {

@@ -11,21 +11,8 @@ impl QuadTree {
     /// Checks every tree (links, exact boxes, counts, heights, no marks left) and that every
     /// live proxy is in the tree its description asks for.
     fn check_invariants(&self) {
-        let mut total = 0;
-        for tree in &self.engine.trees {
-            total += tree.check(&self.store, &self.engine.locs);
-        }
-        assert_eq!(total, self.store.len());
-        for slot in 0..self.store.slot_count() {
-            if self.store.is_alive(slot) {
-                assert_eq!(
-                    self.engine.home[slot],
-                    self.engine.tree_for(self.store.desc_at(slot))
-                );
-            } else {
-                assert!(self.engine.home.get(slot).is_none_or(|&h| h == NO_TREE));
-            }
-        }
+        assert_eq!(self.engine.check_structure(&self.store), Ok(()));
+        assert_eq!(self.check_structure(), Ok(()));
     }
 }
 

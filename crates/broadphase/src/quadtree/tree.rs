@@ -289,30 +289,56 @@ impl Tree {
         deepest
     }
 
-    /// Checks every invariant (tests): links both ways, exact boxes, counts, heights, no
-    /// dirty or refit marks left, every proxy once. Returns the number of proxies seen.
-    #[cfg(test)]
-    pub(crate) fn check(&self, store: &Store, locs: &[Loc]) -> usize {
-        if self.root == NONE {
-            assert_eq!(self.proxies, 0);
-            assert_eq!(self.node_count(), 0);
-            return 0;
+    /// Checks every invariant against `store` as of the last update: links both ways, boxes
+    /// exact (a node's lane the union of its child's, a proxy's lane its box unless it changed
+    /// since), counts, heights, no refit marks left, every proxy once and `home` naming this
+    /// tree (`t`) for it, no node both free and linked. Returns the proxies seen.
+    pub(crate) fn check(
+        &self,
+        store: &Store,
+        locs: &[Loc],
+        home: &[u8],
+        t: u8,
+    ) -> Result<usize, String> {
+        let fail = |what: String| Err(format!("quadtree: tree {t}: {what}"));
+        if self
+            .free
+            .iter()
+            .any(|&n| n as usize >= self.nodes.len() || !self.is_free(n))
+        {
+            return fail("a node on the free list is not flagged free".into());
         }
-        assert_eq!(self.nodes[self.root as usize].parent, NONE);
+        if self.root == NONE {
+            if self.proxies != 0 || self.node_count() != 0 {
+                return fail(format!("empty, but counts {} proxies", self.proxies));
+            }
+            return Ok(0);
+        }
+        if self.nodes[self.root as usize].parent != NONE {
+            return fail("the root has a parent".into());
+        }
         let mut seen_nodes = 0;
         let mut seen = 0;
         let mut stack = vec![self.root];
         while let Some(n) = stack.pop() {
             seen_nodes += 1;
+            if seen_nodes > self.nodes.len() {
+                return fail("a node is reached twice".into());
+            }
             let node = &self.nodes[n as usize];
-            assert!(!self.is_free(n), "node {n} is free but linked");
-            assert_eq!(node.flags & REFIT, 0, "node {n} left marked for refit");
-            assert!(node.len() >= 1);
-            if n != self.root {
-                assert!(node.len() >= 2, "non-root node {n} with one child");
-                if self.ordered {
-                    assert!(loc_node(node.parent) < n, "node {n} before its parent");
-                }
+            if self.is_free(n) {
+                return fail(format!("node {n} is free but linked"));
+            }
+            if node.flags & REFIT != 0 {
+                return fail(format!("node {n} is left marked for refit"));
+            }
+            if node.len() < 1 || (n != self.root && node.len() < 2) {
+                return fail(format!("node {n} has {} children", node.len()));
+            }
+            if n != self.root && self.ordered && loc_node(node.parent) >= n {
+                return fail(format!(
+                    "node {n} lies before its parent in an ordered arena"
+                ));
             }
             let mut count = 0;
             let mut height = 0;
@@ -320,46 +346,58 @@ impl Tree {
                 let c = node.child[lane];
                 let b = node.lane_box(lane);
                 if c.is_empty() {
-                    assert!(b.min[0] > b.max[0], "empty lane with a box");
+                    if b.min[0] <= b.max[0] {
+                        return fail(format!("node {n}'s empty lane {lane} has a box"));
+                    }
                 } else if c.is_proxy() {
                     let s = c.index() as usize;
-                    assert!(store.is_alive(s));
-                    assert_eq!(locs[s], loc(n, lane), "proxy {s} location");
+                    if s >= store.slot_count() || !store.was_in(s) {
+                        return fail(format!("node {n} holds slot {s}, not live at the update"));
+                    }
+                    if locs.get(s) != Some(&loc(n, lane)) || home.get(s) != Some(&t) {
+                        return fail(format!("slot {s}'s recorded place is not node {n}'s lane"));
+                    }
                     let want = store.aabb_at(s);
-                    assert!(
-                        b.min
-                            .iter()
-                            .zip(&want.min)
-                            .all(|(x, y)| x.to_bits() == y.to_bits())
-                            && b.max
-                                .iter()
-                                .zip(&want.max)
-                                .all(|(x, y)| x.to_bits() == y.to_bits()),
-                        "proxy {s}: lane {b:?}, store {want:?}"
-                    );
+                    let bits = |x: &[f32; 3]| x.map(f32::to_bits);
+                    if !store.is_dirty(s)
+                        && (bits(&b.min) != bits(&want.min) || bits(&b.max) != bits(&want.max))
+                    {
+                        return fail(format!("slot {s}'s lane holds {b:?}, its box is {want:?}"));
+                    }
                     count += 1;
                     seen += 1;
                 } else {
-                    let child = &self.nodes[c.index() as usize];
-                    assert_eq!(
-                        child.parent,
-                        loc(n, lane),
-                        "parent link of node {}",
-                        c.index()
-                    );
-                    assert_eq!(child.union(), b, "box of node {}", c.index());
+                    let k = c.index();
+                    let Some(child) = self.nodes.get(k as usize) else {
+                        return fail(format!("node {n} links node {k} outside the arena"));
+                    };
+                    if child.parent != loc(n, lane) {
+                        return fail(format!("node {k}'s parent link is not node {n}"));
+                    }
+                    if child.union() != b {
+                        return fail(format!("node {n}'s lane {lane} does not bound node {k}"));
+                    }
                     count += child.count;
                     height = height.max(child.height);
-                    stack.push(c.index());
+                    stack.push(k);
                 }
             }
-            assert_eq!(node.count, count, "count of node {n}");
+            if node.count != count {
+                return fail(format!("node {n} counts {}, holds {count}", node.count));
+            }
             // Heights are upper bounds: removals may lower a subtree without telling the
             // nodes above; rebuilds make them exact again.
-            assert!(node.height > height, "height of node {n}");
+            if node.height <= height {
+                return fail(format!("node {n}'s height is below its children's"));
+            }
         }
-        assert_eq!(seen, self.proxies);
-        assert_eq!(seen_nodes, self.node_count(), "unreachable nodes");
-        seen
+        if seen != self.proxies || seen_nodes != self.node_count() {
+            return fail(format!(
+                "holds {seen} proxies in {seen_nodes} nodes, counts {} in {}",
+                self.proxies,
+                self.node_count()
+            ));
+        }
+        Ok(seen)
     }
 }

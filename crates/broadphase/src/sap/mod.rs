@@ -77,6 +77,7 @@
 
 mod axis;
 mod batch;
+mod check;
 mod end;
 mod pair_table;
 mod probe;
@@ -594,6 +595,12 @@ impl Engine for SapEngine {
             }
         }
         ControlFlow::Continue(())
+    }
+
+    /// Per axis, the awake endpoints and the asleep lists; per slot, its state and keys; the
+    /// pair table, and every pair's overlap on all three axes (`check.rs`).
+    fn check_structure(&self, store: &Store) -> Result<(), String> {
+        self.check(store)
     }
 
     fn stats(&self, _store: &Store, stats: &mut Stats) {

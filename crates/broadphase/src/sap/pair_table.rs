@@ -175,6 +175,41 @@ impl PairSet {
         }
     }
 
+    /// Checks the table against the dense keys: each key's bucket is found by a probe and
+    /// points back at it, and no other bucket is taken.
+    pub(super) fn check(&self) -> Result<(), String> {
+        let taken = self.table.iter().filter(|b| b.index != EMPTY).count();
+        if taken != self.keys.len() {
+            return Err(format!(
+                "sap: the pair table has {taken} buckets taken for {} pairs",
+                self.keys.len()
+            ));
+        }
+        if !self.table.is_empty() && self.table.len() < 2 * self.keys.len() {
+            return Err("sap: the pair table is over half full".into());
+        }
+        for (i, &k) in self.keys.iter().enumerate() {
+            let found = !self.table.is_empty() && {
+                let (s, found) = self.probe(k);
+                found && self.table[s].index as usize == i
+            };
+            if !found {
+                let (a, b) = crate::pairs::key_slots(k);
+                return Err(format!(
+                    "sap: pair ({a}, {b}) is not found in the table at its place {i}"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Points the bucket of key `i` at another place: a corruption for the checks' tests.
+    #[cfg(test)]
+    pub(super) fn misplace_for_test(&mut self, i: usize) {
+        let (s, _) = self.probe(self.keys[i]);
+        self.table[s].index = (i as u32 + 1) % self.keys.len().max(1) as u32;
+    }
+
     /// Whether the pair of key `k` is in the set.
     #[cfg(test)]
     fn contains(&self, k: u64) -> bool {

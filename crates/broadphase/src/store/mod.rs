@@ -9,11 +9,13 @@
 //! One concern per file: the struct, its flags and what engines read are here;
 //! [`slots`] inserts and removes proxies, [`changes`] tracks what changed between updates,
 //! [`bounds`] keeps the bounds of the world and shifts its origin, [`moves`] writes batches of
-//! moves (on several threads through [`scatter`]), and [`listing`] lists the pairs of
-//! algorithms that keep them in their own lists.
+//! moves (on several threads through [`scatter`]), [`listing`] lists the pairs of
+//! algorithms that keep them in their own lists, and [`check`] checks the invariants of all
+//! of it.
 
 mod bounds;
 mod changes;
+mod check;
 mod listing;
 mod moves;
 mod scatter;

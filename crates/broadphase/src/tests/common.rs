@@ -63,6 +63,9 @@ macro_rules! forward_all_but_update {
         fn stats(&self) -> broadphase::Stats {
             self.$field.stats()
         }
+        fn check_structure(&self) -> Result<(), String> {
+            self.$field.check_structure()
+        }
         fn shift_origin(&mut self, shift: [f32; 3]) -> Result<(), broadphase::Error> {
             self.$field.shift_origin(shift)
         }

@@ -14,6 +14,18 @@ fn brute_force_matches_itself_and_is_deterministic() {
 }
 
 #[test]
+fn brute_force_matches_the_naive_oracle() {
+    // The oracle checked against the contract written down again, sharing none of its code:
+    // every mutation, error, event, pair and box and point query (the other queries are the
+    // naive oracle's mirror of BruteForce, so they agree by construction).
+    testing::check_algorithm_against(
+        || broadphase::new(Algorithm::BruteForce, Config::default()),
+        || Box::new(testing::NaiveOracle::new(Config::default())),
+        &testing::CheckOptions::scaled(1000, 500, 16),
+    );
+}
+
+#[test]
 fn abp_matches_brute_force() {
     check(Algorithm::Abp);
 }
