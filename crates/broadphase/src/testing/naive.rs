@@ -41,6 +41,8 @@ pub struct NaiveOracle {
     free: Vec<u32>,
     /// Slots removed since the last update: free after it.
     pending: Vec<u32>,
+    /// The proxies removed since the last update, with their descriptions.
+    gone: Vec<(ProxyId, ProxyDesc)>,
     /// Per layer, the layers it collides with.
     rules: [u64; 64],
     limit: usize,
@@ -59,6 +61,7 @@ impl NaiveOracle {
             generations: Vec::new(),
             free: Vec::new(),
             pending: Vec::new(),
+            gone: Vec::new(),
             rules: [u64::MAX; 64],
             limit: config.max_proxies.min(crate::MAX_PROXIES),
             pairs: Vec::new(),
@@ -200,7 +203,9 @@ impl BroadPhase for NaiveOracle {
     fn remove(&mut self, id: ProxyId) -> Result<(), Error> {
         let s = self.slot(id)?;
         mirrored(self.queries.remove(id));
-        self.proxies[s] = None;
+        if let Some(p) = self.proxies[s].take() {
+            self.gone.push((id, p.1));
+        }
         // A slot whose generation would wrap is never used again.
         if let Some(g) = self.generations[s].checked_add(1) {
             self.generations[s] = g;
@@ -223,9 +228,17 @@ impl BroadPhase for NaiveOracle {
         now.sort_unstable();
         let created = now.iter().filter(|p| self.pairs.binary_search(p).is_err());
         let deleted = self.pairs.iter().filter(|p| now.binary_search(p).is_err());
+        let deleted: Vec<Pair> = deleted.copied().collect();
+        // The removed proxies the deleted pairs name.
+        let mut removed: Vec<(ProxyId, ProxyDesc)> = std::mem::take(&mut self.gone)
+            .into_iter()
+            .filter(|&(id, _)| deleted.iter().any(|p| p.a == id || p.b == id))
+            .collect();
+        removed.sort_unstable_by_key(|&(id, _)| id);
         self.events = PairEvents {
             created: created.copied().collect(),
-            deleted: deleted.copied().collect(),
+            deleted,
+            removed,
         };
         self.pairs = now;
         self.free.append(&mut self.pending);
