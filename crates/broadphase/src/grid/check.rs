@@ -139,3 +139,72 @@ impl GridEngine {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::{Aabb, BroadPhase, Config, Grid, GridSettings, ProxyDesc};
+
+    /// Small boxes over many cells and buckets, a few large ones on a coarser level.
+    fn live() -> Grid {
+        let settings = GridSettings {
+            cell_size: Some(1.0),
+            ..GridSettings::default()
+        };
+        let Ok(mut bp) = Grid::with_settings(Config::default(), settings) else {
+            panic!("valid settings");
+        };
+        for k in 0..300 {
+            let lo = [
+                (k % 11) as f32 * 1.3,
+                (k / 11 % 5) as f32,
+                (k / 55) as f32 * 0.9,
+            ];
+            let size = if k % 60 == 0 { 9.0 } else { 0.7 };
+            let d = if k % 5 == 0 {
+                ProxyDesc::fixed()
+            } else {
+                ProxyDesc::dynamic()
+            };
+            assert!(bp.insert(Aabb::new(lo, lo.map(|c| c + size)), d).is_ok());
+        }
+        assert!(bp.update().is_ok());
+        assert!(bp.engine.levels.len() > 1, "the large boxes live higher");
+        assert_eq!(bp.check_structure(), Ok(()));
+        bp
+    }
+
+    #[test]
+    fn a_miscounted_level_is_caught() {
+        let mut bp = live();
+        bp.engine.levels[0].residents += 1;
+        bp.assert_broken("residents");
+    }
+
+    #[test]
+    fn a_record_moved_to_other_cells_is_caught() {
+        let mut bp = live();
+        let Some(record) = bp.engine.levels[0]
+            .buckets
+            .iter_mut()
+            .find_map(|b| b.records.first_mut())
+        else {
+            panic!("level 0 holds records");
+        };
+        record.lo[0] += 1;
+        bp.assert_broken("covers cells");
+    }
+
+    #[test]
+    fn a_record_of_the_wrong_mobility_is_caught() {
+        let mut bp = live();
+        let Some(record) = bp.engine.levels[0]
+            .buckets
+            .iter_mut()
+            .find_map(|b| b.records.first_mut())
+        else {
+            panic!("level 0 holds records");
+        };
+        record.slot ^= super::FIXED;
+        bp.assert_broken("mobility");
+    }
+}
