@@ -2,6 +2,7 @@
 
 pub mod lab;
 pub mod output;
+pub mod progress;
 pub mod regions;
 pub mod run;
 pub mod scene_file;
