@@ -1,5 +1,7 @@
 //! The lab behind `bplab`: scenes, verified runs and reports for the `broadphase` crate.
 
+pub mod alloc;
+pub mod bench;
 pub mod lab;
 pub mod output;
 pub mod progress;
