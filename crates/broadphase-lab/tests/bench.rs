@@ -70,14 +70,16 @@ fn a_tiny_quick_matrix_runs_and_writes_every_file() {
 }
 
 #[test]
-fn pile_is_capped_and_bad_options_are_refused() {
+fn pile_is_capped_fixed_boxes_do_not_pair_and_bad_options_are_refused() {
     let mut opts = tiny();
-    opts.scenes = vec![SceneKind::Pile];
+    // In static_world the peers must drop the pairs of two fixed boxes, as broadphase does.
+    opts.scenes = vec![SceneKind::Pile, SceneKind::StaticWorld];
     opts.sizes = vec![30];
     opts.threads = vec![1];
     opts.repeats = 1;
     let report = bench::run(&opts).unwrap();
     assert_eq!(report.cells[0].pairs, 30 * 29 / 2);
+    assert_eq!(report.cells.len(), 2);
 
     opts.sizes = vec![];
     assert!(matches!(bench::run(&opts), Err(BenchError::Options(_))));

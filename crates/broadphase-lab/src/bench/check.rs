@@ -20,6 +20,8 @@ use crate::scenes::{Frame, Scene};
 /// A contender's pairs differed from the reference's.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Mismatch {
+    /// The cell (scene, boxes, threads), once the runner has named it.
+    pub cell: String,
     /// The contender that differed.
     pub contender: String,
     /// The contender it was compared with.
@@ -32,6 +34,9 @@ pub struct Mismatch {
 
 impl fmt::Display for Mismatch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if !self.cell.is_empty() {
+            write!(f, "{}: ", self.cell)?;
+        }
         write!(
             f,
             "{} disagrees with {} at frame {}: {}",
@@ -120,6 +125,7 @@ impl Checker {
         let name = |c: usize| names.get(c).copied().unwrap_or("?").to_string();
         let Some(Reported::Exact(want)) = reports.first() else {
             return Err(Mismatch {
+                cell: String::new(),
                 contender: name(0),
                 reference: name(0),
                 frame: self.frame,
@@ -147,6 +153,7 @@ impl Checker {
             if let (true, Some(got)) = (check, got) {
                 if let Some(what) = difference(want, &got) {
                     return Err(Mismatch {
+                        cell: String::new(),
                         contender: name(c),
                         reference: name(0),
                         frame: self.frame,

@@ -4,13 +4,14 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use crate::bench::check::Checker;
+use crate::bench::check::{Checker, Mismatch};
 use crate::bench::contender::{Contender, ContenderKind, Reported};
 use crate::bench::matrix::{schedule, Cell};
 use crate::bench::memory::Meter;
 use crate::bench::peers::PeerKind;
 use crate::bench::{BenchError, BenchOptions, CellResult, ContenderResult, Spread};
 use crate::progress::Progress;
+use crate::run::threads;
 use crate::scenes::{Frame, Scene};
 
 /// The contenders of a cell: the algorithms (the first is the reference), then the peers if
@@ -82,6 +83,18 @@ pub fn run_cell(
         .build()
         .map_err(|e| BenchError::Threads(e.to_string()))?;
     pool.install(|| run_in_pool(cell, opts, progress))
+        .map_err(|e| match e {
+            BenchError::Mismatch(m) => BenchError::Mismatch(Mismatch {
+                cell: format!(
+                    "{} at {} boxes on {}",
+                    cell.scene,
+                    cell.n,
+                    threads(cell.threads)
+                ),
+                ..m
+            }),
+            other => other,
+        })
 }
 
 fn run_in_pool(

@@ -4,20 +4,23 @@
 //!
 //! broccoli has no third axis: the scenes' boxes are projected onto x and y, and each pair it
 //! reports is kept only if the boxes also overlap on z (inclusively, as `broadphase` and
-//! broccoli's own ranges test). That filter runs inside the frame, so the frame yields exactly
-//! the overlapping pairs, like `broadphase`.
+//! broccoli's own ranges test) and `broadphase`'s pair filter allows it ([`PairRule`]). Those
+//! tests run inside the frame, so the frame yields exactly `broadphase`'s pairs.
 
 use broadphase::{Aabb, Error};
 use broccoli::aabb::BBox;
 use broccoli::{rect, Tree};
 
 use crate::bench::contender::{Contender, IndexPair, Reported};
+use crate::bench::peers::PairRule;
 use crate::scenes::{Frame, Scene};
 
 /// broccoli over a scene's boxes, rebuilt every frame.
 pub struct Broccoli {
     /// Each scene object's box (`None` while it is away).
     boxes: Vec<Option<Aabb>>,
+    /// Which objects may pair (fixed boxes never pair with one another).
+    rule: PairRule,
     /// The rectangles the tree is built on, kept from frame to frame.
     bots: Vec<BBox<f32, u32>>,
     /// The pairs of the last frame.
@@ -29,6 +32,7 @@ impl Broccoli {
     pub fn new(scene: &Scene) -> Self {
         let mut b = Self {
             boxes: (0..scene.len()).map(|i| Some(scene.aabb(i))).collect(),
+            rule: PairRule::new(scene),
             bots: Vec::with_capacity(scene.len()),
             pairs: Vec::new(),
         };
@@ -37,7 +41,12 @@ impl Broccoli {
     }
 
     fn find_pairs(&mut self) {
-        let Self { boxes, bots, pairs } = self;
+        let Self {
+            boxes,
+            rule,
+            bots,
+            pairs,
+        } = self;
         bots.clear();
         bots.extend(boxes.iter().enumerate().filter_map(|(i, b)| {
             b.map(|b| BBox::new(rect(b.min[0], b.max[0], b.min[1], b.max[1]), i as u32))
@@ -47,7 +56,7 @@ impl Broccoli {
         tree.find_colliding_pairs(|a, b| {
             let (i, j) = (a.inner, b.inner);
             if let (Some(p), Some(q)) = (boxes[i as usize], boxes[j as usize]) {
-                if p.min[2] <= q.max[2] && q.min[2] <= p.max[2] {
+                if p.min[2] <= q.max[2] && q.min[2] <= p.max[2] && rule.allows(i, j) {
                     pairs.push((i.min(j), i.max(j)));
                 }
             }
@@ -58,6 +67,7 @@ impl Broccoli {
 impl Contender for Broccoli {
     fn frame(&mut self, frame: &Frame) -> Result<usize, Error> {
         frame.apply_to(&mut self.boxes);
+        self.rule.apply(frame);
         self.find_pairs();
         Ok(self.pairs.len())
     }

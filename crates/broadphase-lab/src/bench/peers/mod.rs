@@ -10,9 +10,43 @@ pub mod broccoli;
 #[cfg(feature = "peers")]
 pub mod parry;
 
+use broadphase::ProxyDesc;
+
 use crate::bench::contender::Contender;
 use crate::bench::BenchError;
-use crate::scenes::Scene;
+use crate::scenes::{Frame, Scene};
+
+/// `broadphase`'s pair filter for a peer, which has none of its own: two objects pair only if
+/// they are not both fixed and not in the same non-zero group (the scenes keep every layer
+/// colliding). A peer applies it to each pair it finds, inside the frame, as a user of that
+/// library would in the pair callback.
+#[derive(Clone, Debug)]
+pub struct PairRule {
+    descs: Vec<ProxyDesc>,
+}
+
+impl PairRule {
+    /// The rule for the scene's objects as they are now.
+    pub fn new(scene: &Scene) -> Self {
+        Self {
+            descs: (0..scene.len()).map(|i| scene.desc(i)).collect(),
+        }
+    }
+
+    /// Takes the descriptions of the objects the frame adds.
+    pub fn apply(&mut self, frame: &Frame) {
+        for &(i, _, desc) in &frame.added {
+            self.descs[i as usize] = desc;
+        }
+    }
+
+    /// Whether objects `a` and `b` may pair, whatever their boxes.
+    #[inline]
+    pub fn allows(&self, a: u32, b: u32) -> bool {
+        let (p, q) = (&self.descs[a as usize], &self.descs[b as usize]);
+        !(p.is_fixed() && q.is_fixed()) && (p.group.0 == 0 || p.group != q.group)
+    }
+}
 
 /// A peer library, in one way of driving it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -19,6 +19,7 @@ use parry3d::math::Vector;
 use parry3d::partitioning::{Bvh, BvhBuildStrategy, BvhWorkspace};
 
 use crate::bench::contender::{Contender, IndexPair, Reported};
+use crate::bench::peers::PairRule;
 use crate::scenes::{Frame, Scene};
 
 /// rapier's change-detection skin (`1.0e-2 * length_unit`, with a length unit of 1: the scenes'
@@ -72,6 +73,8 @@ pub struct Yardstick {
     mode: Mode,
     tree: Bvh,
     workspace: BvhWorkspace,
+    /// Which objects may pair (fixed boxes never pair with one another).
+    rule: PairRule,
     /// The leaf pairs the last walk reported.
     pairs: Vec<IndexPair>,
 }
@@ -87,21 +90,27 @@ impl Yardstick {
             mode,
             tree: Bvh::from_leaves(BvhBuildStrategy::Binned, &aabbs),
             workspace: BvhWorkspace::default(),
+            rule: PairRule::new(scene),
             pairs: Vec::new(),
         };
         ys.traverse();
         ys
     }
 
-    /// The leaf pairs the last frame reported, in traversal order, each in either order.
+    /// The leaf pairs the last frame reported (those the pair filter allows), in traversal
+    /// order, each in either order.
     pub fn pairs(&self) -> &[IndexPair] {
         &self.pairs
     }
 
     fn traverse(&mut self) {
         self.pairs.clear();
-        let pairs = &mut self.pairs;
-        let mut collect = |a: u32, b: u32| pairs.push((a, b));
+        let (pairs, rule) = (&mut self.pairs, &self.rule);
+        let mut collect = |a: u32, b: u32| {
+            if rule.allows(a, b) {
+                pairs.push((a, b));
+            }
+        };
         match self.mode {
             Mode::Rapier => self
                 .tree
@@ -116,6 +125,7 @@ impl Yardstick {
 impl Contender for Yardstick {
     fn frame(&mut self, frame: &Frame) -> Result<usize, Error> {
         let margin = self.mode.margin();
+        self.rule.apply(frame);
         // rapier's order: removals first, then in-place updates, then insertions.
         for &i in &frame.removed {
             self.tree.remove(i);
