@@ -1,6 +1,6 @@
 //! The cost of one frame of broad phase, single-threaded: every `broadphase` algorithm with its
 //! defaults (Abp, Sap, Mbp, QuadTree, Grid) against parry3d's BVH driven the way rapier drives
-//! it (see `common/yardstick.rs`).
+//! it (see `broadphase_lab::bench::peers::parry`).
 //!
 //! ```text
 //! cargo bench -p broadphase-lab --bench frame                      # every scene, full size
@@ -18,7 +18,7 @@
 //! rayon pool, so `broadphase`'s `parallel` feature gets the single core parry3d uses.
 //!
 //! Before a parry3d contender is timed, its pairs are checked against Abp's on the first frames
-//! (`yardstick::check_against_abp`), which panics on a mismatch.
+//! (`yardstick::checked`, the check of `bplab bench`), which panics on a mismatch.
 
 mod common;
 
@@ -59,11 +59,10 @@ const CONTENDERS: &[(&str, Make)] = &[
 /// A `broadphase` algorithm with its defaults (every one of them gets the same single-thread
 /// pool in `frame`).
 fn algorithm(algorithm: Algorithm, scene: &Scene) -> Box<dyn Contender> {
-    Box::new(BroadPhaseContender::new(
-        algorithm,
-        Config::default(),
-        scene,
-    ))
+    Box::new(
+        BroadPhaseContender::new(algorithm, Config::default(), scene)
+            .expect("the scene's boxes are valid"),
+    )
 }
 
 /// Frames of the yardstick checked against Abp before timing.

@@ -1,5 +1,5 @@
 //! The cost of one frame of `broadphase`'s Grid against Abp and parry3d's BVH driven the way
-//! rapier drives it (see `common/yardstick.rs`), on one thread and on two.
+//! rapier drives it (see `broadphase_lab::bench::peers::parry`), on one thread and on two.
 //!
 //! ```text
 //! cargo bench -p broadphase-lab --bench grid                       # every scene, full size
@@ -21,7 +21,7 @@ use std::time::Duration;
 use broadphase::{Algorithm, Config};
 use broadphase_lab::scenes::{Frame, Scene, SceneKind};
 use common::yardstick::{self, Mode};
-use common::{BroadPhaseContender, Contender, SceneSpec};
+use common::{BroadPhaseContender, Contender, Reported, SceneSpec};
 use criterion::{criterion_group, criterion_main, Criterion};
 
 /// The scenes, at full size.
@@ -40,11 +40,10 @@ const CONTENDERS: &[(&str, usize, Make)] = &[
     ("grid_1t", 1, |scene| contender(Algorithm::Grid, scene)),
     ("grid_2t", 2, |scene| contender(Algorithm::Grid, scene)),
     ("grid_1t_pairs", 1, |scene| {
-        Box::new(ReadingPairs(BroadPhaseContender::new(
-            Algorithm::Grid,
-            Config::default(),
-            scene,
-        )))
+        Box::new(ReadingPairs(
+            BroadPhaseContender::new(Algorithm::Grid, Config::default(), scene)
+                .expect("the scene's boxes are valid"),
+        ))
     }),
     ("abp_1t", 1, |scene| contender(Algorithm::Abp, scene)),
     ("abp_2t", 2, |scene| contender(Algorithm::Abp, scene)),
@@ -54,11 +53,10 @@ const CONTENDERS: &[(&str, usize, Make)] = &[
 ];
 
 fn contender(algorithm: Algorithm, scene: &Scene) -> Box<dyn Contender> {
-    Box::new(BroadPhaseContender::new(
-        algorithm,
-        Config::default(),
-        scene,
-    ))
+    Box::new(
+        BroadPhaseContender::new(algorithm, Config::default(), scene)
+            .expect("the scene's boxes are valid"),
+    )
 }
 
 /// A contender that also reads `pairs()` after every update: what a caller who wants the
@@ -67,8 +65,12 @@ fn contender(algorithm: Algorithm, scene: &Scene) -> Box<dyn Contender> {
 struct ReadingPairs(BroadPhaseContender);
 
 impl Contender for ReadingPairs {
-    fn frame(&mut self, frame: &Frame) -> usize {
-        self.0.frame(frame) + self.0.broad_phase().pairs().len()
+    fn frame(&mut self, frame: &Frame) -> Result<usize, broadphase::Error> {
+        Ok(self.0.frame(frame)? + self.0.broad_phase().pairs().len())
+    }
+
+    fn reported(&self) -> Reported {
+        self.0.reported()
     }
 }
 

@@ -71,8 +71,10 @@ fn mbp_grid(scene: &Scene, n: u32) -> Box<dyn BroadPhase> {
 /// # Panics
 /// When they differ (or a region left an object out of bounds).
 fn checked(bp: Box<dyn BroadPhase>, scene: &Scene) -> Box<dyn Contender> {
-    let contender = BroadPhaseContender::with_broad_phase(bp, scene);
-    let abp = BroadPhaseContender::new(Algorithm::Abp, Config::default(), scene);
+    let contender =
+        BroadPhaseContender::with_broad_phase(bp, scene).expect("the scene's boxes are valid");
+    let abp = BroadPhaseContender::new(Algorithm::Abp, Config::default(), scene)
+        .expect("the scene's boxes are valid");
     assert!(
         contender.pairs() == abp.pairs(),
         "{:?} disagrees with Abp at the start of the scene",

@@ -193,10 +193,10 @@ type Make = fn(&Scene) -> Box<dyn Contender>;
 
 /// A QuadTree contender with these settings.
 fn qt_contender(scene: &Scene, settings: QuadTreeSettings) -> Box<dyn Contender> {
-    Box::new(BroadPhaseContender::with_broad_phase(
-        Box::new(quadtree(settings)),
-        scene,
-    ))
+    Box::new(
+        BroadPhaseContender::with_broad_phase(Box::new(quadtree(settings)), scene)
+            .expect("the scene's boxes are valid"),
+    )
 }
 
 const FRAME_CONTENDERS: &[(&str, Make)] = &[

@@ -20,7 +20,7 @@
 //!   result is not timed.
 //!
 //! Contenders: `sap`, `abp`, and `parry3d_bvh` (parry3d's BVH driven as rapier drives it: see
-//! `common/yardstick.rs`, checked against Abp before timing); on the sleeping scene also
+//! `broadphase_lab::bench::peers::parry`, checked against Abp before timing); on the sleeping scene also
 //! `sap_never_asleep`, Sap with its asleep lists turned off. Everything runs on a one-thread
 //! rayon pool.
 
@@ -83,7 +83,10 @@ fn frames(c: &mut Criterion) {
 /// The contender called `name`, built on `scene` at its start.
 fn contender(name: &str, scene: &Scene) -> Box<dyn Contender> {
     if let Some(&(_, algorithm)) = ALGORITHMS.iter().find(|&&(n, _)| n == name) {
-        return Box::new(BroadPhaseContender::new(algorithm, config(), scene));
+        return Box::new(
+            BroadPhaseContender::new(algorithm, config(), scene)
+                .expect("the scene's boxes are valid"),
+        );
     }
     if name == NO_SLEEP {
         let settings = {
@@ -92,7 +95,10 @@ fn contender(name: &str, scene: &Scene) -> Box<dyn Contender> {
             s
         };
         let sap = Sap::with_settings(config(), settings);
-        return Box::new(BroadPhaseContender::with_broad_phase(Box::new(sap), scene));
+        return Box::new(
+            BroadPhaseContender::with_broad_phase(Box::new(sap), scene)
+                .expect("the scene's boxes are valid"),
+        );
     }
     yardstick::checked(Mode::Rapier, scene, CHECK_FRAMES)
 }

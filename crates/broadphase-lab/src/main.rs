@@ -1,13 +1,15 @@
 //! `bplab`: the broad-phase lab.
 //!
 //! `bplab` alone runs the default scene (20,000 moving boxes) through every algorithm, checks
-//! each against `BruteForce` and prints a timing table. `bplab run --help` lists the knobs.
+//! each against `BruteForce` and prints a timing table. `bplab run --help` lists the knobs;
+//! `bplab bench` measures every algorithm against the peers and writes results and charts.
 
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use broadphase::Algorithm;
 
+use broadphase_lab::bench::{self, BenchError, BenchOptions, PeerKind};
 use broadphase_lab::cells::{self, CellOptions};
 use broadphase_lab::output::print_or_fail;
 use broadphase_lab::regions::{self, RegionOptions};
@@ -16,6 +18,11 @@ use broadphase_lab::scene_file;
 use broadphase_lab::scenes::SceneKind;
 use broadphase_lab::tree::{self, TreeOptions};
 use clap::{Args, Parser, Subcommand};
+
+// The counting allocator behind `bplab bench`'s memory figures: two relaxed atomic updates per
+// allocation, which the other commands do not notice.
+#[global_allocator]
+static ALLOC: broadphase_lab::alloc::Counting = broadphase_lab::alloc::Counting;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -42,6 +49,106 @@ enum Command {
     List,
     /// GPU Gems 3 chapter 32's lab: brute force, sort and sweep and the grid side by side.
     Lab(broadphase_lab::lab::LabArgs),
+    /// Every algorithm against the peers on every scene: interleaved, repeated, checked;
+    /// results as JSON, CSV, markdown and SVG charts.
+    Bench(BenchArgs),
+}
+
+#[derive(Args, Debug)]
+struct BenchArgs {
+    /// The small matrix CI runs (3 scenes at 10k boxes, 1 thread and all cores).
+    #[arg(long, conflicts_with = "full")]
+    quick: bool,
+    /// Everything: every scene at 10k, 100k and 1M boxes, on 1, 2 and all cores.
+    #[arg(long)]
+    full: bool,
+    /// Algorithms, comma-separated (default: abp,sap,mbp,quadtree,grid); the first is the
+    /// reference every contender's pairs are checked against.
+    #[arg(long, value_delimiter = ',')]
+    algos: Vec<Algorithm>,
+    /// Peers, comma-separated: parry_rapier, parry_exact, broccoli (default: all three).
+    #[arg(long, value_delimiter = ',', conflicts_with = "no_peers")]
+    peers: Vec<PeerKind>,
+    /// Run no peer.
+    #[arg(long)]
+    no_peers: bool,
+    /// Scenes, comma-separated (see `bplab list`).
+    #[arg(long, value_delimiter = ',')]
+    scenes: Vec<SceneKind>,
+    /// Boxes per scene, comma-separated: 10000, 10k, 1m.
+    #[arg(long, value_delimiter = ',', value_parser = bench::parse_size)]
+    sizes: Vec<usize>,
+    /// Thread counts, comma-separated: numbers, or `all` for every core.
+    #[arg(long, value_delimiter = ',', value_parser = bench::parse_threads)]
+    threads: Vec<usize>,
+    /// Frames per timed round.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    frames: Option<u32>,
+    /// Timed rounds per contender.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    repeats: Option<u32>,
+    /// Untimed frames after the build, before memory is read.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=100_000))]
+    warmup: Option<u32>,
+    /// Frames of the verification pass before timing (every one checked).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=100_000))]
+    verify_frames: Option<u32>,
+    /// Seed of the scenes.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// The scene of the frame-time-against-boxes chart.
+    #[arg(long, default_value = "uniform")]
+    plot_scene: SceneKind,
+    /// Where to write results.json, results.csv, results.md and the SVG charts.
+    #[arg(long, default_value = "bench-results")]
+    out: std::path::PathBuf,
+    /// Never show the progress bar.
+    #[arg(long)]
+    no_progress: bool,
+}
+
+impl BenchArgs {
+    fn options(&self) -> BenchOptions {
+        let mut o = if self.quick {
+            BenchOptions::quick()
+        } else if self.full {
+            BenchOptions::full()
+        } else {
+            BenchOptions::standard()
+        };
+        if !self.algos.is_empty() {
+            o.algorithms.clone_from(&self.algos);
+        }
+        if self.no_peers {
+            o.peers.clear();
+        } else if !self.peers.is_empty() {
+            o.peers.clone_from(&self.peers);
+        }
+        if !self.scenes.is_empty() {
+            o.scenes.clone_from(&self.scenes);
+        }
+        if !self.sizes.is_empty() {
+            o.sizes.clone_from(&self.sizes);
+        }
+        if !self.threads.is_empty() {
+            o.threads = bench::thread_counts(&self.threads);
+        }
+        let set = |v: Option<u32>, field: &mut usize| {
+            if let Some(v) = v {
+                *field = v as usize;
+            }
+        };
+        set(self.frames, &mut o.frames);
+        set(self.repeats, &mut o.repeats);
+        set(self.warmup, &mut o.warmup);
+        set(self.verify_frames, &mut o.verify_frames);
+        if let Some(seed) = self.seed {
+            o.seed = seed;
+        }
+        o.plot_scene = self.plot_scene;
+        o.progress = !self.no_progress;
+        o
+    }
 }
 
 #[derive(Args, Debug)]
@@ -184,6 +291,7 @@ fn main() -> ExitCode {
     match cli.command.unwrap_or(Command::Run(RunArgs::default())) {
         Command::Run(args) => run_command(args),
         Command::Lab(args) => broadphase_lab::lab::command(&args),
+        Command::Bench(args) => bench_command(&args),
         Command::Regions(args) => regions_command(&args),
         Command::Tree(args) => tree_command(&args),
         Command::Cells(args) => cells_command(&args),
@@ -200,6 +308,36 @@ fn main() -> ExitCode {
             text +=
                 "  box <min x y z> <max x y z> [fixed] [layer L] [group G] [velocity vx vy vz]\n";
             print_or_fail(&text)
+        }
+    }
+}
+
+fn bench_command(args: &BenchArgs) -> ExitCode {
+    let opts = args.options();
+    let start = std::time::Instant::now();
+    let outcome = bench::run(&opts).and_then(|report| {
+        let files = bench::report::write_all(&report, &args.out)?;
+        Ok((report, files))
+    });
+    match outcome {
+        Ok((report, files)) => {
+            let mut text = bench::report::markdown(&report);
+            text += &format!(
+                "\n{} cells in {:.1} s; written:\n",
+                report.cells.len(),
+                start.elapsed().as_secs_f64()
+            );
+            for f in files {
+                text += &format!("  {}\n", f.display());
+            }
+            print_or_fail(&text)
+        }
+        Err(e) => {
+            eprintln!("bplab bench: {e}");
+            match e {
+                BenchError::Options(_) => ExitCode::from(2),
+                _ => ExitCode::FAILURE,
+            }
         }
     }
 }

@@ -9,15 +9,14 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
+use crate::progress::Progress;
+use crate::scene_file::SceneFile;
+use crate::scenes::{Frame, Scene, SceneKind};
 use broadphase::{
     Aabb, Algorithm, BroadPhase, BruteForce, Config, Error, Pair, ProxyDesc, ProxyId,
 };
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-
-use crate::scene_file::SceneFile;
-use crate::scenes::{Frame, Scene, SceneKind};
 
 /// Up to this many boxes every frame is verified.
 pub const VERIFY_ALL_UP_TO: usize = 5_000;
@@ -250,47 +249,6 @@ impl Feeder {
     }
 }
 
-/// A progress bar that appears only once the run has taken a second.
-struct Progress {
-    bar: ProgressBar,
-    start: Instant,
-    shown: bool,
-    enabled: bool,
-}
-
-impl Progress {
-    fn new(total: u64, enabled: bool) -> Self {
-        let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
-        if let Ok(style) =
-            ProgressStyle::with_template("{prefix:>12} [{bar:30}] {pos}/{len} frames ({eta})")
-        {
-            bar.set_style(style.progress_chars("=> "));
-        }
-        Self {
-            bar,
-            start: Instant::now(),
-            shown: false,
-            enabled,
-        }
-    }
-
-    fn stage(&self, name: &str) {
-        self.bar.set_prefix(name.to_string());
-    }
-
-    fn tick(&mut self) {
-        self.bar.inc(1);
-        if self.enabled && !self.shown && self.start.elapsed() > Duration::from_secs(1) {
-            self.bar.set_draw_target(ProgressDrawTarget::stderr());
-            self.shown = true;
-        }
-    }
-
-    fn finish(&self) {
-        self.bar.finish_and_clear();
-    }
-}
-
 /// Runs the oracle over the scene and records what it expects at `check` frames.
 fn expectations(
     opts: &RunOptions,
@@ -440,7 +398,7 @@ pub fn thread_pool(threads: Option<u32>) -> Result<rayon::ThreadPool, rayon::Thr
 pub fn run(opts: &RunOptions) -> Result<Vec<AlgoResult>, Error> {
     let oracle_runs = usize::from(opts.verify);
     let total = (opts.frames * (opts.algorithms.len() + oracle_runs)) as u64;
-    let mut progress = Progress::new(total, opts.progress);
+    let mut progress = Progress::new(total, opts.progress, "frames");
     let expected = if opts.verify {
         let check = verified_frames(opts.n, opts.frames, opts.samples);
         expectations(opts, &check, &mut progress)?

@@ -83,16 +83,29 @@ impl FromStr for SceneKind {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let wanted = s.replace('-', "_").to_ascii_lowercase();
-        SceneKind::ALL
-            .iter()
-            .copied()
-            .find(|k| k.name() == wanted)
-            .ok_or_else(|| {
-                let names: Vec<&str> = SceneKind::ALL.iter().map(|k| k.name()).collect();
-                format!("unknown scene {s:?}; expected one of: {}", names.join(", "))
-            })
+        find_by_name(s, SceneKind::ALL, SceneKind::name, "scene")
     }
+}
+
+/// The item of `all` whose `name` is `s` (any case, `-` for `_`), or a message listing the
+/// names: parsing a command-line name of a `what`.
+pub(crate) fn find_by_name<T: Copy>(
+    s: &str,
+    all: &[T],
+    name: fn(T) -> &'static str,
+    what: &str,
+) -> Result<T, String> {
+    let wanted = s.replace('-', "_").to_ascii_lowercase();
+    all.iter()
+        .copied()
+        .find(|&k| name(k) == wanted)
+        .ok_or_else(|| {
+            let names: Vec<&str> = all.iter().map(|&k| name(k)).collect();
+            format!(
+                "unknown {what} {s:?}; expected one of: {}",
+                names.join(", ")
+            )
+        })
 }
 
 /// What happens to the scene in one frame. Removals come first, then arrivals, then moves;
@@ -105,6 +118,24 @@ pub struct Frame {
     pub removed: Vec<u32>,
     /// Objects that arrive (a removed index coming back), with their box and description.
     pub added: Vec<(u32, Aabb, ProxyDesc)>,
+}
+
+impl Frame {
+    /// Applies the frame to each object's box (`None` while the object is away).
+    ///
+    /// # Panics
+    /// If the frame names an object beyond `boxes` (a frame of another scene).
+    pub fn apply_to(&self, boxes: &mut [Option<Aabb>]) {
+        for &i in &self.removed {
+            boxes[i as usize] = None;
+        }
+        for &(i, aabb, _) in &self.added {
+            boxes[i as usize] = Some(aabb);
+        }
+        for &(i, aabb) in &self.moved {
+            boxes[i as usize] = Some(aabb);
+        }
+    }
 }
 
 /// How an object moves.

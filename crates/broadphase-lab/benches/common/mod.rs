@@ -1,16 +1,48 @@
-//! What the broad-phase benches share: the scene list entries, the one-thread pool, the frame
-//! timer and the `broadphase` contender. The parry3d yardstick is in [`yardstick`].
+//! What the broad-phase benches share: the scene list entries, the one-thread pool and the
+//! frame timer. The contenders (`broadphase`'s algorithms and the parry3d yardstick) are the
+//! lab library's, the ones `bplab bench` runs.
 
 // Each bench target compiles this module on its own and uses a subset of it.
-#![allow(dead_code)]
+#![allow(dead_code, unused_imports)]
 
-pub mod yardstick;
+pub use broadphase_lab::bench::contender::{BroadPhaseContender, Contender, Reported};
+pub use broadphase_lab::bench::report::size_label;
+
+/// The parry3d yardstick: parry's BVH driven the way rapier drives it, or exactly
+/// (`broadphase_lab::bench::peers::parry`).
+pub mod yardstick {
+    pub use broadphase_lab::bench::peers::parry::{to_parry, Mode, Yardstick};
+    use broadphase_lab::bench::peers::PeerKind;
+    use broadphase_lab::bench::runner::checked_peer;
+    use broadphase_lab::scenes::Scene;
+
+    use super::Contender;
+
+    /// The yardstick in `mode` on `scene`, built after its pairs matched Abp's on the first
+    /// `frames` frames (the check of `bplab bench`: exact mode's pairs every frame, rapier
+    /// mode's reports gathered as its pair map would, filtered by exact overlap). Set-up for a
+    /// bench.
+    ///
+    /// # Panics
+    /// With the first difference, when the two disagree.
+    pub fn checked(mode: Mode, scene: &Scene, frames: usize) -> Box<dyn Contender> {
+        let peer = match mode {
+            Mode::Rapier => PeerKind::ParryRapier,
+            Mode::Exact => PeerKind::ParryExact,
+        };
+        let contender = checked_peer(peer, scene, frames).unwrap_or_else(|e| panic!("{e}"));
+        eprintln!(
+            "yardstick check passed: {mode}, {} objects, {frames} frames",
+            scene.len()
+        );
+        contender
+    }
+}
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use broadphase::{Aabb, Algorithm, BroadPhase, Config, ProxyDesc, ProxyId};
-use broadphase_lab::scenes::{Frame, Scene, SceneKind};
+use broadphase_lab::scenes::{Scene, SceneKind};
 use criterion::measurement::WallTime;
 use criterion::BenchmarkGroup;
 
@@ -64,17 +96,6 @@ impl SceneSpec {
     }
 }
 
-/// `100k`, `1m`, or the plain number when it is not a round thousand.
-pub fn size_label(n: usize) -> String {
-    if n >= 1_000_000 && n.is_multiple_of(1_000_000) {
-        format!("{}m", n / 1_000_000)
-    } else if n >= 1_000 && n.is_multiple_of(1_000) {
-        format!("{}k", n / 1_000)
-    } else {
-        n.to_string()
-    }
-}
-
 /// A rayon pool of one thread. Work run under its `install` keeps `broadphase`'s `parallel`
 /// feature on a single thread, so every contender gets the same single core.
 ///
@@ -86,13 +107,6 @@ pub fn single_thread_pool() -> rayon::ThreadPool {
         .thread_name(|_| "bench".into())
         .build()
         .expect("cannot start the one-thread rayon pool")
-}
-
-/// A broad phase under test, fed one scene frame at a time.
-pub trait Contender: Send {
-    /// Applies the frame's removals, arrivals and moves, then finds the pairs. Returns a figure
-    /// of the result (a pair count) for the timer to black-box, so no work is optimised away.
-    fn frame(&mut self, frame: &Frame) -> usize;
 }
 
 /// Runs `iters` frames and returns the time spent in [`Contender::frame`] only: stepping the
@@ -107,7 +121,9 @@ pub fn time_frames<C: Contender + ?Sized>(
     for _ in 0..iters {
         let frame = scene.step();
         let start = Instant::now();
-        let out = contender.frame(&frame);
+        let out = contender
+            .frame(&frame)
+            .expect("the scene's frames are valid input");
         total += start.elapsed();
         black_box(out);
     }
@@ -136,118 +152,4 @@ pub fn bench_frame(
         });
         b.iter_custom(|iters| pool.install(|| time_frames(scene, contender.as_mut(), iters)));
     });
-}
-
-/// A `broadphase` algorithm driven through the [`BroadPhase`] trait, its objects keyed by scene
-/// index.
-pub struct BroadPhaseContender {
-    bp: Box<dyn BroadPhase>,
-    /// The id of each scene object (stale while the object is away).
-    ids: Vec<ProxyId>,
-    /// The scene index behind each proxy slot, to name pairs by scene index.
-    owners: Vec<u32>,
-    /// A frame's removals, arrivals and moves, each handed over as one batch.
-    leaving: Vec<ProxyId>,
-    arriving: Vec<(Aabb, ProxyDesc)>,
-    moves: Vec<(ProxyId, Aabb)>,
-}
-
-impl BroadPhaseContender {
-    /// Builds `algorithm` from the scene's current boxes with one `insert_batch` and one
-    /// `update`, as a game loads a level: set-up cost, not per-frame cost.
-    ///
-    /// # Panics
-    /// If the broad phase rejects a scene box (a scene bug).
-    pub fn new(algorithm: Algorithm, config: Config, scene: &Scene) -> Self {
-        Self::with_broad_phase(broadphase::new(algorithm, config), scene)
-    }
-
-    /// [`BroadPhaseContender::new`] for a broad phase built by the caller (an algorithm with
-    /// non-default settings).
-    ///
-    /// # Panics
-    /// If the broad phase rejects a scene box (a scene bug).
-    pub fn with_broad_phase(mut bp: Box<dyn BroadPhase>, scene: &Scene) -> Self {
-        let ids = bp
-            .insert_batch(&scene.initial())
-            .expect("the scene's boxes are valid");
-        bp.update().expect("update cannot fail");
-        let mut owners = vec![
-            u32::MAX;
-            ids.iter()
-                .map(|id| id.index() as usize + 1)
-                .max()
-                .unwrap_or(0)
-        ];
-        for (i, id) in ids.iter().enumerate() {
-            owners[id.index() as usize] = i as u32;
-        }
-        Self {
-            bp,
-            ids,
-            owners,
-            leaving: Vec::new(),
-            arriving: Vec::new(),
-            moves: Vec::new(),
-        }
-    }
-
-    /// The broad phase itself.
-    pub fn broad_phase(&self) -> &dyn BroadPhase {
-        self.bp.as_ref()
-    }
-
-    /// Every overlapping pair as of the last update, as scene indices `(low, high)`, sorted.
-    pub fn pairs(&self) -> Vec<(u32, u32)> {
-        let owner = |id: ProxyId| self.owners[id.index() as usize];
-        let mut pairs: Vec<(u32, u32)> = self
-            .bp
-            .pairs()
-            .iter()
-            .map(|p| {
-                let (a, b) = (owner(p.a), owner(p.b));
-                (a.min(b), a.max(b))
-            })
-            .collect();
-        pairs.sort_unstable();
-        pairs
-    }
-}
-
-impl Contender for BroadPhaseContender {
-    fn frame(&mut self, frame: &Frame) -> usize {
-        // The scene's order: removals, then arrivals, then moves, each handed over as one
-        // batch, the way a game hands over a frame's destroyed, spawned and moved bodies.
-        self.leaving.clear();
-        self.leaving
-            .extend(frame.removed.iter().map(|&i| self.ids[i as usize]));
-        self.bp
-            .remove_batch(&self.leaving)
-            .expect("removed objects are live");
-        self.arriving.clear();
-        self.arriving
-            .extend(frame.added.iter().map(|&(_, aabb, desc)| (aabb, desc)));
-        let ids = self
-            .bp
-            .insert_batch(&self.arriving)
-            .expect("the scene's boxes are valid");
-        for (&(i, _, _), id) in frame.added.iter().zip(ids) {
-            self.ids[i as usize] = id;
-            let slot = id.index() as usize;
-            if slot >= self.owners.len() {
-                self.owners.resize(slot + 1, u32::MAX);
-            }
-            self.owners[slot] = i;
-        }
-        // The moves as one batch, the way a physics step hands them over.
-        self.moves.clear();
-        let ids = &self.ids;
-        self.moves
-            .extend(frame.moved.iter().map(|&(i, aabb)| (ids[i as usize], aabb)));
-        self.bp
-            .set_aabbs(&self.moves)
-            .expect("moved objects are live and their boxes valid");
-        let events = self.bp.update().expect("update cannot fail");
-        events.created().len() + events.deleted().len()
-    }
 }

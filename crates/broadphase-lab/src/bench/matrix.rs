@@ -1,0 +1,103 @@
+//! The cells of a bench run and the order the contenders run in within a cell.
+
+use crate::bench::BenchOptions;
+use crate::scenes::SceneKind;
+
+/// The pile scene has n(n-1)/2 pairs: its cells are capped at this many boxes.
+pub const PILE_MAX: usize = 2_000;
+
+/// One cell of the matrix: a scene at a size, run on a number of threads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cell {
+    /// The scene.
+    pub scene: SceneKind,
+    /// Boxes in the scene (the requested size, capped for `pile`).
+    pub n: usize,
+    /// Worker threads of the cell's rayon pool.
+    pub threads: usize,
+    /// Whether the peers run here. They are single-threaded, so they run once per scene and
+    /// size: in the cell with the fewest threads.
+    pub peers: bool,
+}
+
+/// The boxes a scene is run with when `size` is asked for.
+pub fn scene_size(scene: SceneKind, size: usize) -> usize {
+    if scene == SceneKind::Pile {
+        size.min(PILE_MAX)
+    } else {
+        size
+    }
+}
+
+/// The cells of a run, scene by scene, then by size, then by thread count (fewest first).
+/// Sizes that a cap makes equal are run once.
+pub fn cells(opts: &BenchOptions) -> Vec<Cell> {
+    let mut threads = opts.threads.clone();
+    threads.sort_unstable();
+    threads.dedup();
+    let mut out = Vec::new();
+    for &scene in &opts.scenes {
+        let mut sizes: Vec<usize> = opts.sizes.iter().map(|&s| scene_size(scene, s)).collect();
+        sizes.sort_unstable();
+        sizes.dedup();
+        for n in sizes {
+            for (i, &t) in threads.iter().enumerate() {
+                out.push(Cell {
+                    scene,
+                    n,
+                    threads: t,
+                    peers: i == 0 && !opts.peers.is_empty(),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The order of a cell's timed rounds: `(round, contender)` for `repeats` rounds of
+/// `contenders` contenders, interleaved (A B C A B C ...), so that a slow drift of the
+/// machine (heat, another process) falls on every contender alike.
+pub fn schedule(contenders: usize, repeats: usize) -> Vec<(usize, usize)> {
+    (0..repeats)
+        .flat_map(|r| (0..contenders).map(move |c| (r, c)))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rounds_interleave_the_contenders() {
+        let order: Vec<usize> = schedule(3, 2).iter().map(|&(_, c)| c).collect();
+        assert_eq!(order, [0, 1, 2, 0, 1, 2]);
+        let rounds: Vec<usize> = schedule(3, 2).iter().map(|&(r, _)| r).collect();
+        assert_eq!(rounds, [0, 0, 0, 1, 1, 1]);
+        assert!(schedule(4, 0).is_empty());
+    }
+
+    #[test]
+    fn peers_run_once_per_scene_and_size_and_pile_is_capped() {
+        let mut opts = BenchOptions::quick();
+        opts.scenes = vec![SceneKind::Uniform, SceneKind::Pile];
+        opts.sizes = vec![10_000, 100_000];
+        opts.threads = vec![2, 1, 2];
+        let cells = cells(&opts);
+        let got: Vec<(SceneKind, usize, usize, bool)> = cells
+            .iter()
+            .map(|c| (c.scene, c.n, c.threads, c.peers))
+            .collect();
+        let peers = !opts.peers.is_empty();
+        assert_eq!(
+            got,
+            [
+                (SceneKind::Uniform, 10_000, 1, peers),
+                (SceneKind::Uniform, 10_000, 2, false),
+                (SceneKind::Uniform, 100_000, 1, peers),
+                (SceneKind::Uniform, 100_000, 2, false),
+                (SceneKind::Pile, PILE_MAX, 1, peers),
+                (SceneKind::Pile, PILE_MAX, 2, false),
+            ]
+        );
+    }
+}

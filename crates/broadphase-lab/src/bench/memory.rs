@@ -1,0 +1,107 @@
+//! What a contender holds, read from the counting allocator ([`crate::alloc`]): the bytes it
+//! keeps once warmed up, and the most it held at once, per proxy and per pair.
+//!
+//! The counters are process-wide, so figures are differences taken around one contender's
+//! work while nothing else runs: steady = live bytes after its build and warm-up frames minus
+//! live bytes before its build; peak = the larger of the peak over its build and warm-up, and
+//! its steady bytes plus the largest rise over one of its timed rounds.
+
+use serde::{Deserialize, Serialize};
+
+use crate::alloc;
+
+/// A contender's memory in one cell.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Memory {
+    /// Bytes held after the build and the warm-up frames.
+    pub steady_bytes: u64,
+    /// The most bytes held at once, during the build, warm-up or a round.
+    pub peak_bytes: u64,
+    /// `steady_bytes` per box.
+    pub steady_per_proxy: f64,
+    /// `peak_bytes` per box.
+    pub peak_per_proxy: f64,
+    /// `steady_bytes` per overlapping pair (`None` without pairs).
+    pub steady_per_pair: Option<f64>,
+    /// `peak_bytes` per overlapping pair (`None` without pairs).
+    pub peak_per_pair: Option<f64>,
+}
+
+impl Memory {
+    /// The figures for `proxies` boxes and `pairs` pairs.
+    pub fn new(steady_bytes: u64, peak_bytes: u64, proxies: usize, pairs: usize) -> Self {
+        let per = |bytes: u64, count: usize| bytes as f64 / count.max(1) as f64;
+        let per_pair = |bytes| (pairs > 0).then(|| per(bytes, pairs));
+        Self {
+            steady_bytes,
+            peak_bytes,
+            steady_per_proxy: per(steady_bytes, proxies),
+            peak_per_proxy: per(peak_bytes, proxies),
+            steady_per_pair: per_pair(steady_bytes),
+            peak_per_pair: per_pair(peak_bytes),
+        }
+    }
+}
+
+/// Follows one contender's bytes through a cell.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Meter {
+    /// Live bytes before the contender was built.
+    baseline: usize,
+    /// Its steady bytes, once read.
+    steady: usize,
+    /// Its peak so far.
+    peak: usize,
+    /// Live bytes when the current phase started.
+    phase_start: usize,
+}
+
+impl Meter {
+    /// Starts metering before the contender is built.
+    pub fn start() -> Self {
+        let baseline = alloc::reset_peak();
+        Self {
+            baseline,
+            phase_start: baseline,
+            ..Self::default()
+        }
+    }
+
+    /// After the build and warm-up: reads the steady bytes and the peak so far.
+    pub fn warmed_up(&mut self) {
+        self.steady = alloc::current().saturating_sub(self.baseline);
+        self.peak = alloc::peak().saturating_sub(self.baseline);
+    }
+
+    /// Before one of its timed rounds.
+    pub fn round_start(&mut self) {
+        self.phase_start = alloc::reset_peak();
+    }
+
+    /// After that round.
+    pub fn round_end(&mut self) {
+        let rise = alloc::peak().saturating_sub(self.phase_start);
+        self.peak = self.peak.max(self.steady + rise);
+    }
+
+    /// The figures, or `None` when no counting allocator is installed.
+    pub fn memory(&self, proxies: usize, pairs: usize) -> Option<Memory> {
+        alloc::active().then(|| Memory::new(self.steady as u64, self.peak as u64, proxies, pairs))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn per_proxy_and_per_pair() {
+        let m = Memory::new(1_000, 3_000, 10, 4);
+        assert_eq!((m.steady_per_proxy, m.peak_per_proxy), (100.0, 300.0));
+        assert_eq!(
+            (m.steady_per_pair, m.peak_per_pair),
+            (Some(250.0), Some(750.0))
+        );
+        assert_eq!(Memory::new(1, 1, 1, 0).steady_per_pair, None);
+    }
+}

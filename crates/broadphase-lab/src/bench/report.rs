@@ -1,0 +1,241 @@
+//! The results of a bench run as files: `results.json` (everything, to read back with
+//! serde), `results.csv` (one row per cell and contender) and `results.md` (the tables).
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use crate::bench::{BenchError, BenchReport, CellResult, ContenderResult};
+
+/// The best peer of a cell's scene and size: the fastest (lowest median) peer in the cell of
+/// that scene and size where the peers ran, as `(name, median ms per frame)`.
+pub fn best_peer<'a>(report: &'a BenchReport, cell: &CellResult) -> Option<(&'a str, f64)> {
+    report
+        .cells
+        .iter()
+        .filter(|c| c.scene == cell.scene && c.n == cell.n)
+        .flat_map(|c| c.contenders.iter().filter(|k| k.peer))
+        .map(|k| (k.name.as_str(), k.frame_ms.median))
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+}
+
+/// A contender's median over the best peer's (below 1: faster than every peer).
+pub fn ratio(report: &BenchReport, cell: &CellResult, contender: &ContenderResult) -> Option<f64> {
+    best_peer(report, cell)
+        .filter(|&(_, ms)| ms > 0.0)
+        .map(|(_, ms)| contender.frame_ms.median / ms)
+}
+
+/// The report as pretty JSON.
+///
+/// # Errors
+/// [`BenchError::Json`] (not expected: every field serialises).
+pub fn json(report: &BenchReport) -> Result<String, BenchError> {
+    serde_json::to_string_pretty(report).map_err(BenchError::Json)
+}
+
+/// The report read back from [`json`]'s text.
+///
+/// # Errors
+/// [`BenchError::Json`] when the text is not a report.
+pub fn from_json(text: &str) -> Result<BenchReport, BenchError> {
+    serde_json::from_str(text).map_err(BenchError::Json)
+}
+
+fn opt(v: Option<f64>, digits: usize) -> String {
+    v.map_or_else(String::new, |v| format!("{v:.digits$}"))
+}
+
+/// One row per cell and contender, with a header.
+pub fn csv(report: &BenchReport) -> String {
+    let mut out = String::from(
+        "scene,n,threads,pairs,contender,peer,median_ms,min_ms,max_ms,q1_ms,q3_ms,build_ms,\
+         ratio_to_best_peer,steady_bytes,peak_bytes,steady_per_proxy,peak_per_proxy,\
+         steady_per_pair,peak_per_pair\n",
+    );
+    for cell in &report.cells {
+        for k in &cell.contenders {
+            let s = &k.frame_ms;
+            let m = k.memory.as_ref();
+            let _ = writeln!(
+                out,
+                "{},{},{},{},{},{},{:.6},{:.6},{:.6},{:.6},{:.6},{:.3},{},{},{},{},{},{},{}",
+                cell.scene,
+                cell.n,
+                cell.threads,
+                cell.pairs,
+                k.name,
+                k.peer,
+                s.median,
+                s.min,
+                s.max,
+                s.q1,
+                s.q3,
+                k.build_ms,
+                opt(ratio(report, cell, k), 4),
+                m.map_or_else(String::new, |m| m.steady_bytes.to_string()),
+                m.map_or_else(String::new, |m| m.peak_bytes.to_string()),
+                opt(m.map(|m| m.steady_per_proxy), 2),
+                opt(m.map(|m| m.peak_per_proxy), 2),
+                opt(m.and_then(|m| m.steady_per_pair), 2),
+                opt(m.and_then(|m| m.peak_per_pair), 2),
+            );
+        }
+    }
+    out
+}
+
+/// `10k`, `1m`, or the plain number.
+pub fn size_label(n: usize) -> String {
+    if n >= 1_000_000 && n.is_multiple_of(1_000_000) {
+        format!("{}m", n / 1_000_000)
+    } else if n >= 1_000 && n.is_multiple_of(1_000) {
+        format!("{}k", n / 1_000)
+    } else {
+        n.to_string()
+    }
+}
+
+/// Every contender name in the report, in order of first appearance.
+pub fn contender_names(report: &BenchReport) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for k in report.cells.iter().flat_map(|c| &c.contenders) {
+        if !names.contains(&k.name) {
+            names.push(k.name.clone());
+        }
+    }
+    names
+}
+
+/// A markdown table: a header row, then `rows`.
+fn table(header: &[String], rows: &[Vec<String>]) -> String {
+    let line = |cells: &[String]| format!("| {} |\n", cells.join(" | "));
+    let mut out = line(header);
+    out += &line(&header.iter().map(|_| "---".to_string()).collect::<Vec<_>>());
+    for r in rows {
+        out += &line(r);
+    }
+    out
+}
+
+/// A time in milliseconds with three significant digits or so.
+pub fn ms(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else if v >= 10.0 {
+        format!("{v:.1}")
+    } else if v >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+/// The run's tables in markdown: frame times with ratios to the best peer, then memory.
+pub fn markdown(report: &BenchReport) -> String {
+    let o = &report.options;
+    let mut out = format!(
+        "# bplab bench\n\n{} matrix · seed {} · {} frames × {} rounds (after {} warm-up frames) \
+         · {} cores · {}\n\n",
+        o.preset, o.seed, o.frames, o.repeats, o.warmup, report.cores, report.platform
+    );
+    out += "Milliseconds per frame: the median round ± half its min–max spread; ×r is the \
+            median over the best peer's for the same scene and size (below 1 is faster). \
+            Peers are single-threaded and run in the cell with the fewest threads. Every \
+            contender's pairs were checked against the first algorithm's.\n\n";
+    let names = contender_names(report);
+    let mut header: Vec<String> = ["scene", "boxes", "threads", "pairs"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    header.extend(names.iter().cloned());
+    let mut times = rows(report, &names, |c, k| {
+        let s = &k.frame_ms;
+        let mut text = format!("{} ± {}", ms(s.median), ms((s.max - s.min) / 2.0));
+        if let (false, Some(r)) = (k.peer, ratio(report, c, k)) {
+            let _ = write!(text, " ×{r:.2}");
+        }
+        text
+    });
+    for (row, c) in times.iter_mut().zip(&report.cells) {
+        row.push(best_peer(report, c).map_or_else(String::new, |(n, _)| n.to_string()));
+    }
+    let mut time_header = header.clone();
+    time_header.push("best peer".to_string());
+    out += &table(&time_header, &times);
+    if report.memory_measured {
+        out += "\nMemory, bytes per box: steady (after warm-up) / peak.\n\n";
+        let memory = rows(report, &names, |_, k| {
+            k.memory.as_ref().map_or_else(String::new, |m| {
+                format!("{:.0} / {:.0}", m.steady_per_proxy, m.peak_per_proxy)
+            })
+        });
+        out += &table(&header, &memory);
+    }
+    out
+}
+
+/// One row per cell: the cell's scene, size, threads and pairs, then `entry` for each
+/// contender of `names` (empty where it did not run).
+fn rows(
+    report: &BenchReport,
+    names: &[String],
+    entry: impl Fn(&CellResult, &ContenderResult) -> String,
+) -> Vec<Vec<String>> {
+    report
+        .cells
+        .iter()
+        .map(|c| {
+            let mut row = vec![
+                c.scene.clone(),
+                size_label(c.n),
+                c.threads.to_string(),
+                c.pairs.to_string(),
+            ];
+            for name in names {
+                let k = c.contenders.iter().find(|k| &k.name == name);
+                row.push(k.map_or_else(String::new, |k| entry(c, k)));
+            }
+            row
+        })
+        .collect()
+}
+
+/// The files a run writes into its output folder.
+pub const FILES: &[&str] = &[
+    "results.json",
+    "results.csv",
+    "results.md",
+    crate::bench::plot::FRAME_TIME,
+    crate::bench::plot::SCENES,
+    crate::bench::plot::MEMORY,
+];
+
+fn write(dir: &Path, name: &str, text: &str) -> Result<PathBuf, BenchError> {
+    let path = dir.join(name);
+    std::fs::write(&path, text).map_err(|error| BenchError::Write {
+        path: path.clone(),
+        error,
+    })?;
+    Ok(path)
+}
+
+/// Writes the results and the charts into `dir` (created if missing); returns the files
+/// written.
+///
+/// # Errors
+/// [`BenchError::Write`] when a file cannot be written; [`BenchError::Plot`].
+pub fn write_all(report: &BenchReport, dir: &Path) -> Result<Vec<PathBuf>, BenchError> {
+    std::fs::create_dir_all(dir).map_err(|error| BenchError::Write {
+        path: dir.to_path_buf(),
+        error,
+    })?;
+    let mut out = vec![
+        write(dir, "results.json", &json(report)?)?,
+        write(dir, "results.csv", &csv(report))?,
+        write(dir, "results.md", &markdown(report))?,
+    ];
+    for (name, svg) in crate::bench::plot::charts(report)? {
+        out.push(write(dir, name, &svg)?);
+    }
+    Ok(out)
+}

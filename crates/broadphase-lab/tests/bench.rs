@@ -1,0 +1,86 @@
+//! `bplab bench` end to end on a tiny matrix: it runs, checks, measures memory through the
+//! counting allocator and writes every file, and the JSON reads back.
+
+use broadphase_lab::alloc::Counting;
+use broadphase_lab::bench::{self, report, BenchError, BenchOptions, PeerKind};
+use broadphase_lab::scenes::SceneKind;
+
+#[global_allocator]
+static ALLOC: Counting = Counting;
+
+fn tiny() -> BenchOptions {
+    let mut o = BenchOptions::quick();
+    o.sizes = vec![400];
+    o.threads = vec![1, 2];
+    o.frames = 2;
+    o.repeats = 2;
+    o.verify_frames = 3;
+    o.progress = false;
+    o
+}
+
+#[test]
+fn a_tiny_quick_matrix_runs_and_writes_every_file() {
+    let opts = tiny();
+    let report = bench::run(&opts).unwrap();
+    // 3 scenes × 1 size × 2 thread counts.
+    assert_eq!(report.cells.len(), 6);
+    let peers = PeerKind::available();
+    for cell in &report.cells {
+        let expected = 5 + if peers && cell.threads == 1 { 3 } else { 0 };
+        assert_eq!(cell.contenders.len(), expected, "{}", cell.scene);
+        assert!(cell.pairs > 0, "{}", cell.scene);
+        for k in &cell.contenders {
+            assert_eq!(k.round_ms.len(), 2);
+            assert!(k.frame_ms.min <= k.frame_ms.median && k.frame_ms.median <= k.frame_ms.max);
+            let m = k
+                .memory
+                .as_ref()
+                .expect("the counting allocator is installed");
+            assert!(
+                m.steady_bytes > 0 && m.peak_bytes >= m.steady_bytes,
+                "{}: {m:?}",
+                k.name
+            );
+        }
+    }
+    assert!(report.memory_measured);
+
+    let dir = std::env::temp_dir().join(format!("bplab-bench-test-{}", std::process::id()));
+    let files = report::write_all(&report, &dir).unwrap();
+    assert_eq!(files.len(), report::FILES.len());
+    for name in report::FILES {
+        let text = std::fs::read_to_string(dir.join(name)).unwrap();
+        assert!(!text.is_empty(), "{name}");
+        if name.ends_with(".svg") {
+            assert!(text.contains("<svg"), "{name}");
+        }
+    }
+    let back = report::from_json(&std::fs::read_to_string(dir.join("results.json")).unwrap());
+    assert_eq!(back.unwrap(), report);
+    let csv = std::fs::read_to_string(dir.join("results.csv")).unwrap();
+    let rows: usize = report.cells.iter().map(|c| c.contenders.len()).sum();
+    assert_eq!(csv.lines().count(), rows + 1);
+    let md = std::fs::read_to_string(dir.join("results.md")).unwrap();
+    assert!(md.contains("| uniform | 400 | 1 |"), "{md}");
+    if peers {
+        assert!(md.contains("parry_exact") && md.contains('×'), "{md}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn pile_is_capped_fixed_boxes_do_not_pair_and_bad_options_are_refused() {
+    let mut opts = tiny();
+    // In static_world the peers must drop the pairs of two fixed boxes, as broadphase does.
+    opts.scenes = vec![SceneKind::Pile, SceneKind::StaticWorld];
+    opts.sizes = vec![30];
+    opts.threads = vec![1];
+    opts.repeats = 1;
+    let report = bench::run(&opts).unwrap();
+    assert_eq!(report.cells[0].pairs, 30 * 29 / 2);
+    assert_eq!(report.cells.len(), 2);
+
+    opts.sizes = vec![];
+    assert!(matches!(bench::run(&opts), Err(BenchError::Options(_))));
+}
