@@ -173,6 +173,15 @@ mod tests {
         bp
     }
 
+    /// The first record of level 0, to corrupt.
+    fn first_record(bp: &mut Grid) -> &mut super::super::record::Record {
+        let first = bp.engine.levels[0]
+            .buckets
+            .iter_mut()
+            .find_map(|b| b.records.first_mut());
+        first.unwrap_or_else(|| panic!("level 0 holds records"))
+    }
+
     #[test]
     fn a_miscounted_level_is_caught() {
         let mut bp = live();
@@ -183,13 +192,7 @@ mod tests {
     #[test]
     fn a_record_moved_to_other_cells_is_caught() {
         let mut bp = live();
-        let Some(record) = bp.engine.levels[0]
-            .buckets
-            .iter_mut()
-            .find_map(|b| b.records.first_mut())
-        else {
-            panic!("level 0 holds records");
-        };
+        let record = first_record(&mut bp);
         record.lo[0] += 1;
         bp.assert_broken("covers cells");
     }
@@ -197,13 +200,7 @@ mod tests {
     #[test]
     fn a_record_of_the_wrong_mobility_is_caught() {
         let mut bp = live();
-        let Some(record) = bp.engine.levels[0]
-            .buckets
-            .iter_mut()
-            .find_map(|b| b.records.first_mut())
-        else {
-            panic!("level 0 holds records");
-        };
+        let record = first_record(&mut bp);
         record.slot ^= super::FIXED;
         bp.assert_broken("mobility");
     }
