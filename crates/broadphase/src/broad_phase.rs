@@ -257,6 +257,12 @@ pub trait BroadPhase: Send + Sync {
     /// Whether proxies on layers `a` and `b` may pair.
     fn layers_collide(&self, a: Layer, b: Layer) -> bool;
 
+    /// The proxies out of bounds as of the last update, sorted by id: those whose boxes lie
+    /// wholly outside the world bounds ([`Config::with_world_bounds`]). Empty when the world
+    /// has no bounds. (Mbp's own [`out_of_bounds`](crate::Mbp::out_of_bounds) lists the
+    /// proxies outside its regions.)
+    fn outside_world(&self) -> Vec<ProxyId>;
+
     /// Visits every proxy on a layer in `mask` whose box overlaps `aabb` (touching counts).
     ///
     /// # Errors
@@ -364,6 +370,113 @@ pub trait BroadPhase: Send + Sync {
         })?;
         Ok(best)
     }
+
+    /// [`BroadPhase::query_aabb`], collected: the proxies sorted by id.
+    ///
+    /// ```
+    /// use broadphase::{Aabb, Algorithm, BroadPhase, Config, LayerMask, ProxyDesc};
+    /// let mut bp = broadphase::new(Algorithm::QuadTree, Config::default());
+    /// let a = bp.insert(Aabb::new([0.0; 3], [1.0; 3]), ProxyDesc::dynamic())?;
+    /// let b = bp.insert(Aabb::new([2.0; 3], [3.0; 3]), ProxyDesc::fixed())?;
+    /// bp.update()?;
+    /// let hits = bp.query_aabb_vec(Aabb::new([0.5; 3], [2.5; 3]), LayerMask::ALL)?;
+    /// assert_eq!(hits, [a, b]);
+    /// # Ok::<(), broadphase::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`BroadPhase::query_aabb`].
+    fn query_aabb_vec(&self, aabb: Aabb, mask: LayerMask) -> Result<Vec<ProxyId>, Error> {
+        let mut hits = Vec::new();
+        self.query_aabb(aabb, mask, &mut collect(&mut hits))?;
+        hits.sort_unstable();
+        Ok(hits)
+    }
+
+    /// [`BroadPhase::query_point`], collected: the proxies sorted by id.
+    ///
+    /// # Errors
+    /// As [`BroadPhase::query_point`].
+    fn query_point_vec(&self, p: [f32; 3], mask: LayerMask) -> Result<Vec<ProxyId>, Error> {
+        let mut hits = Vec::new();
+        self.query_point(p, mask, &mut collect(&mut hits))?;
+        hits.sort_unstable();
+        Ok(hits)
+    }
+
+    /// [`BroadPhase::query_sphere`], collected: the proxies sorted by id.
+    ///
+    /// # Errors
+    /// As [`BroadPhase::query_sphere`].
+    fn query_sphere_vec(
+        &self,
+        center: [f32; 3],
+        radius: f32,
+        mask: LayerMask,
+    ) -> Result<Vec<ProxyId>, Error> {
+        let mut hits = Vec::new();
+        self.query_sphere(center, radius, mask, &mut collect(&mut hits))?;
+        hits.sort_unstable();
+        Ok(hits)
+    }
+
+    /// [`BroadPhase::query_obb`], collected: the proxies sorted by id.
+    ///
+    /// # Errors
+    /// As [`BroadPhase::query_obb`].
+    fn query_obb_vec(&self, obb: &Obb, mask: LayerMask) -> Result<Vec<ProxyId>, Error> {
+        let mut hits = Vec::new();
+        self.query_obb(obb, mask, &mut collect(&mut hits))?;
+        hits.sort_unstable();
+        Ok(hits)
+    }
+
+    /// [`BroadPhase::ray_cast`], collected: the hits nearest first, ties broken by id.
+    ///
+    /// ```
+    /// use broadphase::{Aabb, Algorithm, BroadPhase, Config, LayerMask, ProxyDesc, Ray};
+    /// let mut bp = broadphase::new(Algorithm::Sap, Config::default());
+    /// let far = bp.insert(Aabb::new([4.0, -1.0, -1.0], [5.0, 1.0, 1.0]), ProxyDesc::fixed())?;
+    /// let near = bp.insert(Aabb::new([1.0, -1.0, -1.0], [2.0, 1.0, 1.0]), ProxyDesc::fixed())?;
+    /// bp.update()?;
+    /// let ray = Ray::new([0.0; 3], [1.0, 0.0, 0.0]);
+    /// let hits = bp.ray_cast_vec(&ray, f32::INFINITY, LayerMask::ALL)?;
+    /// assert_eq!(hits.iter().map(|h| (h.id, h.t)).collect::<Vec<_>>(), [(near, 1.0), (far, 4.0)]);
+    /// # Ok::<(), broadphase::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`BroadPhase::ray_cast`].
+    fn ray_cast_vec(&self, ray: &Ray, max_t: f32, mask: LayerMask) -> Result<Vec<RayHit>, Error> {
+        let mut hits = Vec::new();
+        self.ray_cast(ray, max_t, mask, &mut collect(&mut hits))?;
+        hits.sort_unstable_by(|a, b| a.t.total_cmp(&b.t).then(a.id.cmp(&b.id)));
+        Ok(hits)
+    }
+
+    /// [`BroadPhase::box_cast`], collected: the hits earliest first, ties broken by id.
+    ///
+    /// # Errors
+    /// As [`BroadPhase::box_cast`].
+    fn box_cast_vec(
+        &self,
+        aabb: Aabb,
+        motion: [f32; 3],
+        mask: LayerMask,
+    ) -> Result<Vec<CastHit>, Error> {
+        let mut hits = Vec::new();
+        self.box_cast(aabb, motion, mask, &mut collect(&mut hits))?;
+        hits.sort_unstable_by(|a, b| a.t.total_cmp(&b.t).then(a.id.cmp(&b.id)));
+        Ok(hits)
+    }
+}
+
+/// A visitor that pushes every hit into `hits` and never stops.
+fn collect<T>(hits: &mut Vec<T>) -> impl FnMut(T) -> ControlFlow<()> + '_ {
+    |hit| {
+        hits.push(hit);
+        ControlFlow::Continue(())
+    }
 }
 
 /// The algorithms, for choosing one at run time with [`crate::new`] (like PhysX's
@@ -449,7 +562,7 @@ impl FromStr for Algorithm {
 /// let config = Config::default().with_capacity(10_000).with_parallel(false);
 /// assert_eq!(config.capacity, 10_000);
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct Config {
     /// How many proxies to reserve room for (a hint; storage grows as needed).
@@ -459,6 +572,10 @@ pub struct Config {
     /// Whether to spread work over rayon's threads (with the `parallel` feature). Results are
     /// identical either way.
     pub parallel: bool,
+    /// The world, if it has bounds: a proxy whose box lies wholly outside it is out of
+    /// bounds ([`BroadPhase::outside_world`]) and pairs with nothing until it comes back
+    /// ([`Config::with_world_bounds`]). `None` (the default): the world has no bounds.
+    pub world_bounds: Option<Aabb>,
 }
 
 impl Default for Config {
@@ -467,6 +584,7 @@ impl Default for Config {
             capacity: 0,
             max_proxies: MAX_PROXIES,
             parallel: true,
+            world_bounds: None,
         }
     }
 }
@@ -490,6 +608,40 @@ impl Config {
     #[must_use]
     pub fn with_parallel(mut self, parallel: bool) -> Self {
         self.parallel = parallel;
+        self
+    }
+
+    /// The same settings with the world bounded by `world`, for every algorithm.
+    ///
+    /// A proxy whose box lies wholly outside `world` (touching it is inside) is out of bounds:
+    /// the next update reports its pairs deleted, it takes part in no pair while out, and it
+    /// pairs again at the update after it comes back. It keeps its id, box and description,
+    /// and queries still find it. [`BroadPhase::outside_world`] lists the proxies out of
+    /// bounds. PhysX offers this only with MBP's regions; here it is the same for every
+    /// algorithm. Origin shifts move the world bounds with the boxes.
+    ///
+    /// The box must be finite with `min <= max`; inserting into a broad phase made with one
+    /// that is not returns [`Error::InvalidParameter`].
+    ///
+    /// ```
+    /// use broadphase::{Aabb, Algorithm, BroadPhase, Config, ProxyDesc};
+    /// let world = Aabb::new([-100.0; 3], [100.0; 3]);
+    /// let mut bp = broadphase::new(Algorithm::Sap, Config::default().with_world_bounds(world));
+    /// let a = bp.insert(Aabb::new([0.0; 3], [1.0; 3]), ProxyDesc::dynamic())?;
+    /// let b = bp.insert(Aabb::new([0.5; 3], [2.0; 3]), ProxyDesc::dynamic())?;
+    /// assert_eq!(bp.update()?.created().len(), 1);
+    ///
+    /// // Both fall out of the world together: still overlapping, but out of bounds.
+    /// bp.set_aabb(a, Aabb::new([0.0, -300.0, 0.0], [1.0, -299.0, 1.0]))?;
+    /// bp.set_aabb(b, Aabb::new([0.5, -300.0, 0.5], [2.0, -298.0, 2.0]))?;
+    /// assert_eq!(bp.update()?.deleted().len(), 1);
+    /// assert_eq!(bp.outside_world(), [a, b]);
+    /// assert!(bp.pairs().is_empty());
+    /// # Ok::<(), broadphase::Error>(())
+    /// ```
+    #[must_use]
+    pub fn with_world_bounds(mut self, world: Aabb) -> Self {
+        self.world_bounds = Some(world);
         self
     }
 

@@ -227,7 +227,7 @@ impl<E: Engine> BroadPhase for Driver<E> {
     }
 
     fn len(&self) -> usize {
-        self.store.len()
+        self.store.live_len()
     }
 
     fn stats(&self) -> Stats {
@@ -270,6 +270,10 @@ impl<E: Engine> BroadPhase for Driver<E> {
         self.store.set_layers_collide(a, b, collide)
     }
 
+    fn outside_world(&self) -> Vec<ProxyId> {
+        self.store.outside_world()
+    }
+
     fn layers_collide(&self, a: Layer, b: Layer) -> bool {
         self.store.layers_collide(a, b)
     }
@@ -281,9 +285,17 @@ impl<E: Engine> BroadPhase for Driver<E> {
         visit: &mut dyn FnMut(ProxyId) -> ControlFlow<()>,
     ) -> Result<(), Error> {
         aabb.validate()?;
-        match self.engine.query_aabb(&self.store, &aabb, mask, visit) {
-            Some(_) => Ok(()),
-            None => query::query_aabb(&self.store, &self.index(), &aabb, mask, visit),
+        // An engine's own answer covers the proxies it holds and the changed ones; while some
+        // are out of the world's bounds (held by no engine), the shared driver answers.
+        let answered = self.store.outside().is_empty()
+            && self
+                .engine
+                .query_aabb(&self.store, &aabb, mask, visit)
+                .is_some();
+        if answered {
+            Ok(())
+        } else {
+            query::query_aabb(&self.store, &self.index(), &aabb, mask, visit)
         }
     }
 

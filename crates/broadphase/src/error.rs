@@ -85,3 +85,31 @@ pub enum Error {
         expected: &'static str,
     },
 }
+
+impl Error {
+    /// The error of an insertion into a broad phase whose world bounds are not a valid box:
+    /// the value given is the largest coordinate magnitude, NaN included.
+    pub(crate) fn invalid_world_bounds(world: &Aabb) -> Self {
+        let worst = world.min.iter().chain(&world.max).fold(0.0f32, |m, v| {
+            if v.is_nan() {
+                f32::NAN
+            } else {
+                m.max(v.abs())
+            }
+        });
+        Error::InvalidParameter {
+            name: "Config::world_bounds",
+            value: f64::from(worst),
+            expected: "a finite box with min <= max on every axis",
+        }
+    }
+
+    /// The error of an origin shift that would carry the world bounds past the float range.
+    pub(crate) fn world_shift_overflow(shift: [f32; 3]) -> Self {
+        Error::InvalidParameter {
+            name: "origin shift (the world bounds would leave the float range)",
+            value: f64::from(shift.iter().fold(0.0f32, |m, v| m.max(v.abs()))),
+            expected: "a shift that keeps the world bounds finite",
+        }
+    }
+}

@@ -53,6 +53,7 @@ mod encode;
 pub mod engine;
 mod error;
 mod events;
+mod fat;
 mod filter;
 mod gallop;
 mod grid;
@@ -87,6 +88,7 @@ pub use brute::BruteForce;
 pub use desc::{Group, Layer, LayerMask, Mobility, ProxyDesc};
 pub use error::Error;
 pub use events::PairEvents;
+pub use fat::FatBoxes;
 pub use grid::{
     CellBoxDump, Grid, GridLevelDump, GridSettings, Schedule, SortAndSweep, SweepFigures,
 };

@@ -353,7 +353,8 @@ pub(crate) fn segment_bounds(ray: &Ray, max_t: f32, world: &Aabb) -> Option<Aabb
 }
 
 /// Runs one query: the structure's candidates that did not change since the last update, then
-/// the changed proxies, each tested by `hit` against its current box and filtered by `mask`.
+/// the proxies out of the world's bounds (the structure does not hold them), then the changed
+/// proxies, each tested by `hit` against its current box and filtered by `mask`.
 fn drive(
     store: &Store,
     index: &dyn SpatialIndex,
@@ -364,14 +365,15 @@ fn drive(
 ) {
     let mut test = |slot: u32| -> ControlFlow<()> {
         let s = slot as usize;
-        if !store.is_alive(s) || !mask.contains(store.desc_at(s).layer) {
+        if !store.is_live(s) || !mask.contains(store.desc_at(s).layer) {
             return ControlFlow::Continue(());
         }
         hit(slot, store.aabb_at(s))
     };
+    // Changed proxies are visited last, with their current boxes; those out of the world's
+    // bounds from their list (an engine may offer extra slots, these among them).
     let mut from_structure = |slot: u32| {
-        // Changed proxies are visited below, with their current boxes.
-        if store.is_dirty(slot as usize) {
+        if store.is_dirty(slot as usize) || store.is_out(slot as usize) {
             ControlFlow::Continue(())
         } else {
             test(slot)
@@ -387,6 +389,11 @@ fn drive(
     };
     if flow.is_break() {
         return;
+    }
+    for &slot in store.outside() {
+        if !store.is_dirty(slot as usize) && test(slot).is_break() {
+            return;
+        }
     }
     for &slot in store.dirty() {
         if test(slot).is_break() {

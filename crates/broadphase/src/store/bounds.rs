@@ -46,6 +46,9 @@ impl Store {
             return Err(Error::NonFiniteShift { shift });
         }
         let offset = shift.map(|v| -v);
+        let Ok(world) = self.shifted_world(offset) else {
+            return Err(Error::world_shift_overflow(shift));
+        };
         for slot in 0..self.aabbs.len() {
             if self.flags[slot] & ALIVE != 0 && !self.aabbs[slot].translated(offset).is_valid() {
                 return Err(Error::ShiftOverflow {
@@ -68,6 +71,7 @@ impl Store {
         if self.set_bounds.is_some() {
             self.set_bounds = self.bounds;
         }
+        self.world = world;
         self.shifts += 1;
         Ok(())
     }

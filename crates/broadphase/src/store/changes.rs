@@ -1,7 +1,7 @@
 //! Change tracking: which slots changed since the last update, the filter rules and their
 //! changes, and the start and end of an update.
 
-use super::{Store, ALIVE, DIRTY, FIXED, WAS_IN};
+use super::{Store, ALIVE, DIRTY, FIXED, OUT, WAS_IN};
 use crate::filter::LayerMatrix;
 use crate::{Error, Layer};
 
@@ -57,6 +57,7 @@ impl Store {
             }
             self.rule_changes = 0;
         }
+        self.sort_out_of_world();
     }
 
     /// Makes every proxy new to the structure, for a fresh engine: no slot is held
@@ -88,7 +89,10 @@ impl Store {
             let alive = self.flags[s] & ALIVE;
             let mut f = alive;
             if alive != 0 {
-                f |= WAS_IN | (self.flags[s] & FIXED);
+                f |= self.flags[s] & (FIXED | OUT);
+                if f & OUT == 0 {
+                    f |= WAS_IN;
+                }
             }
             self.flags[s] = f;
         }

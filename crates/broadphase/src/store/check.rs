@@ -1,7 +1,7 @@
 //! The store's invariants, checked on demand ([`Store::check`]), and the checks of an engine's
 //! pair lists against it ([`Store::check_pairs`]): for tests and debugging.
 
-use super::{Store, ALIVE, BOX_SET, DIRTY, FIXED, LEAVING, RETIRED, WAS_IN};
+use super::{Store, ALIVE, BOX_SET, DIRTY, FIXED, LEAVING, OUT, RETIRED, WAS_IN};
 use crate::filter::LayerMatrix;
 use crate::pairs::{pair_key, PairList};
 
@@ -68,12 +68,18 @@ impl Store {
                     "store: slot {s} has its box set but is not a changed live proxy"
                 ));
             }
-            // An unchanged slot is as the last update left it: held exactly if live.
-            if !dirty && (f & WAS_IN != 0) != alive {
+            // An unchanged slot is as the last update left it: held exactly if live and in the
+            // world's bounds.
+            let out = f & OUT != 0;
+            if !dirty && (f & WAS_IN != 0) != (alive && !out) {
                 return Err(format!(
-                    "store: unchanged slot {s} is live: {alive}, held by the engine: {}",
+                    "store: unchanged slot {s} is live: {alive}, out of bounds: {out}, held by \
+                     the engine: {}",
                     f & WAS_IN != 0
                 ));
+            }
+            if out && !alive {
+                return Err(format!("store: dead slot {s} is flagged out of bounds"));
             }
             let generation = self.generations[s];
             match (alive, listed[s]) {
@@ -123,6 +129,7 @@ impl Store {
                 boxes_set += usize::from(f & BOX_SET != 0);
             }
         }
+        self.check_world()?;
         let counts = [self.len, self.fixed, self.grouped, self.boxes_set];
         if counts != [len, fixed, grouped, boxes_set] {
             return Err(format!(
@@ -141,6 +148,52 @@ impl Store {
             return Err("store: the all-layers-collide flag disagrees with the matrix".into());
         }
         self.check_bounds()
+    }
+
+    /// Proxies out of the world's bounds: flagged exactly where an unchanged box misses the
+    /// world, counted, and listed (sorted, once each) with no other slot but removed ones.
+    fn check_world(&self) -> Result<(), String> {
+        let n = self.flags.len();
+        let mut out = 0;
+        for s in 0..n {
+            let f = self.flags[s];
+            if f & OUT != 0 {
+                out += 1;
+                if self.outside.binary_search(&(s as u32)).is_err() {
+                    return Err(format!("store: slot {s} is out of bounds but not listed"));
+                }
+            }
+            if f & (ALIVE | DIRTY) == ALIVE {
+                let missed = self.world.is_some_and(|w| !w.overlaps(&self.aabbs[s]));
+                if missed != (f & OUT != 0) {
+                    return Err(format!(
+                        "store: unchanged slot {s}'s box {:?} misses the world {:?}: {missed}, \
+                         flagged out: {}",
+                        self.aabbs[s],
+                        self.world,
+                        f & OUT != 0
+                    ));
+                }
+            }
+        }
+        if out != self.out_count {
+            return Err(format!(
+                "store: {} proxies counted out of bounds, {out} flagged",
+                self.out_count
+            ));
+        }
+        if self.outside.windows(2).any(|w| w[0] >= w[1]) {
+            return Err("store: the slots out of bounds are not sorted".into());
+        }
+        for &s in &self.outside {
+            let f = self.flags.get(s as usize).copied().unwrap_or(0);
+            if f & OUT == 0 && f & (ALIVE | DIRTY) != DIRTY {
+                return Err(format!(
+                    "store: slot {s} is listed out of bounds but is neither out nor removed"
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// The bounds of the world hold every live box, and the union of the boxes set since the
@@ -315,5 +368,48 @@ mod tests {
         let mut bp = live();
         bp.store.listed += 1;
         broken(&bp, "the last update left");
+    }
+
+    /// [`live`] in a bounded world: the box at slot 5 (x in 2.5..3.5) lies outside it.
+    fn bounded() -> BruteForce {
+        let world = Aabb::new([-10.0; 3], [2.0, 10.0, 10.0]);
+        let mut bp = BruteForce::new(Config::default().with_world_bounds(world));
+        let unit = Aabb::new([0.0; 3], [1.0; 3]);
+        for k in 0..6 {
+            assert!(bp
+                .insert(
+                    unit.translated([k as f32 * 0.5, 0.0, 0.0]),
+                    ProxyDesc::dynamic()
+                )
+                .is_ok());
+        }
+        assert!(bp.update().is_ok());
+        assert_eq!(bp.store.outside, [5]);
+        assert_eq!(bp.check_structure(), Ok(()));
+        bp
+    }
+
+    #[test]
+    fn a_proxy_in_the_world_flagged_out_is_caught() {
+        let mut bp = bounded();
+        bp.store.flags[0] |= OUT;
+        bp.store.flags[0] &= !WAS_IN;
+        bp.store.out_count += 1;
+        bp.store.outside.insert(0, 0);
+        broken(&bp, "flagged out");
+    }
+
+    #[test]
+    fn a_proxy_out_of_the_world_missing_from_the_list_is_caught() {
+        let mut bp = bounded();
+        bp.store.outside.clear();
+        broken(&bp, "not listed");
+    }
+
+    #[test]
+    fn a_miscount_of_the_proxies_out_is_caught() {
+        let mut bp = bounded();
+        bp.store.out_count = 0;
+        broken(&bp, "counted out of bounds");
     }
 }

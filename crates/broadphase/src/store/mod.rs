@@ -20,6 +20,7 @@ mod listing;
 mod moves;
 mod scatter;
 mod slots;
+mod world;
 
 use crate::filter::LayerMatrix;
 use crate::{Aabb, Config, Error, Figures, Layer, Pair, PairEvents, ProxyDesc, ProxyId, Stats};
@@ -42,6 +43,9 @@ const LEAVING: u8 = 32;
 /// The slot was removed since the last update and retired: its generation was not advanced
 /// (it would have wrapped), so its last proxy's id is the one it still holds.
 const RETIRED: u8 = 64;
+/// The live proxy's box lies wholly outside the world bounds, as of the update in progress or
+/// the last one: the engine does not hold it ([`Store::is_alive`] is false for it).
+const OUT: u8 = 128;
 
 /// The proxies, as the [`Driver`](crate::engine::Driver) keeps them for its engine: boxes,
 /// descriptions and ids by slot, what changed since the last update, the filter rules and the
@@ -100,6 +104,13 @@ pub struct Store {
     /// everything made the bounds loose every time).
     set_bounds: Option<Aabb>,
     boxes_set: usize,
+    /// The world bounds ([`Config::world_bounds`]): proxies wholly outside are [`OUT`].
+    world: Option<Aabb>,
+    /// The slots flagged [`OUT`] at the last update, sorted; a slot removed since may still
+    /// be listed, until the next update.
+    outside: Vec<u32>,
+    /// Live slots flagged [`OUT`].
+    out_count: usize,
     /// Whether large batches of moves may be spread over threads.
     parallel: bool,
     /// The lists a batch of moves out of slot order is written from, kept for the next one.
@@ -136,6 +147,9 @@ impl Store {
             bounds_loose: 0,
             set_bounds: None,
             boxes_set: 0,
+            world: config.world_bounds,
+            outside: Vec::new(),
+            out_count: 0,
             parallel: config.use_threads(),
             scatter: scatter::Scatter::default(),
         }
@@ -161,10 +175,18 @@ impl Store {
         &self.dirty
     }
 
-    /// Whether the slot is a live proxy now.
+    /// Whether the slot is a live proxy the engine holds after this update: live, and not
+    /// out of the world's bounds ([`Config::world_bounds`]; engines never see a proxy while
+    /// it is out, as if it were removed, and see it inserted when it comes back).
     #[inline]
     #[must_use]
     pub fn is_alive(&self, slot: usize) -> bool {
+        self.flags[slot] & (ALIVE | OUT) == ALIVE
+    }
+
+    /// Whether the slot is a live proxy now, in the world's bounds or not.
+    #[inline]
+    pub(crate) fn is_live(&self, slot: usize) -> bool {
         self.flags[slot] & ALIVE != 0
     }
 
@@ -241,18 +263,25 @@ impl Store {
         self.aabbs.len()
     }
 
-    /// The number of live proxies.
+    /// The number of proxies the engine holds after this update ([`Store::is_alive`]): the
+    /// live ones but those out of the world's bounds.
     #[inline]
     #[must_use]
     pub fn len(&self) -> usize {
-        self.len
+        self.len - self.out_count
     }
 
-    /// Whether there are no live proxies.
+    /// Whether the engine holds no proxy after this update.
     #[inline]
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.len() == 0
+    }
+
+    /// The number of live proxies, in the world's bounds or not.
+    #[inline]
+    pub(crate) fn live_len(&self) -> usize {
+        self.len
     }
 
     pub(crate) fn aabb(&self, id: ProxyId) -> Result<Aabb, Error> {

@@ -2,7 +2,7 @@
 //! batches, each checked before anything changes.
 
 use super::moves::MOVE_AHEAD;
-use super::{Store, ALIVE, BOX_SET, FIXED, LEAVING, RETIRED};
+use super::{Store, ALIVE, BOX_SET, FIXED, LEAVING, OUT, RETIRED};
 use crate::filter::check_layer;
 use crate::prefetch::{prefetch, prefetch_whole};
 use crate::{Aabb, Error, ProxyDesc, ProxyId};
@@ -59,6 +59,7 @@ impl Store {
     }
 
     pub(crate) fn insert(&mut self, aabb: Aabb, desc: ProxyDesc) -> Result<ProxyId, Error> {
+        self.validate_world()?;
         self.check_new(&aabb, &desc)?;
         self.check_room(1)?;
         Ok(self.insert_checked(aabb, desc))
@@ -69,6 +70,7 @@ impl Store {
         &mut self,
         items: &[(Aabb, ProxyDesc)],
     ) -> Result<Vec<ProxyId>, Error> {
+        self.validate_world()?;
         for (aabb, desc) in items {
             self.check_new(aabb, desc)?;
         }
@@ -112,7 +114,9 @@ impl Store {
     /// Removes the live proxy in `slot`.
     fn remove_slot(&mut self, slot: usize) {
         self.boxes_set -= usize::from(self.flags[slot] & BOX_SET != 0);
-        self.flags[slot] &= !(ALIVE | BOX_SET);
+        // An out-of-bounds slot stays listed outside until the next update.
+        self.out_count -= usize::from(self.flags[slot] & OUT != 0);
+        self.flags[slot] &= !(ALIVE | BOX_SET | OUT);
         self.len -= 1;
         self.bounds_loose += 1;
         self.fixed -= usize::from(self.descs[slot].is_fixed());

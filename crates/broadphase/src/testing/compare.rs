@@ -43,6 +43,46 @@ pub(super) fn answer(bp: &dyn BroadPhase, q: &Query) -> Result<Vec<(ProxyId, f32
     Ok(out)
 }
 
+/// Runs `q` through the collecting forms (`query_aabb_vec`, `ray_cast_vec`, ...), checking
+/// their order: ids ascending, or for casts `t` ascending with ties by id.
+fn collected_answer(bp: &dyn BroadPhase, q: &Query) -> Result<Vec<(ProxyId, f32)>, Error> {
+    let ids = |v: Vec<ProxyId>| v.into_iter().map(|id| (id, 0.0)).collect::<Vec<_>>();
+    let out = match q {
+        // `nearest` has one form; any one hit of the first-hit query will do.
+        Query::Nearest(..) | Query::FirstHit(..) => return answer(bp, q),
+        Query::Aabb(b, m) => ids(bp.query_aabb_vec(*b, *m)?),
+        Query::Point(p, m) => ids(bp.query_point_vec(*p, *m)?),
+        Query::Sphere(c, r, m) => ids(bp.query_sphere_vec(*c, *r, *m)?),
+        Query::Obb(o, m) => ids(bp.query_obb_vec(o, *m)?),
+        Query::Ray(r, t, m) => {
+            let hits = bp.ray_cast_vec(r, *t, *m)?;
+            hits.iter().map(|h| (h.id, h.t)).collect()
+        }
+        Query::BoxCast(b, d, m) => {
+            let hits = bp.box_cast_vec(*b, *d, *m)?;
+            hits.iter().map(|h| (h.id, h.t)).collect()
+        }
+    };
+    let cast = matches!(q, Query::Ray(..) | Query::BoxCast(..));
+    let ordered = out.windows(2).all(|w| {
+        if cast {
+            (w[0].1, w[0].0) < (w[1].1, w[1].0)
+        } else {
+            w[0].0 < w[1].0
+        }
+    });
+    if ordered {
+        Ok(out)
+    } else {
+        // Reported as an error the oracle never gives, so that the comparison fails.
+        Err(Error::InvalidParameter {
+            name: "collected hits out of order",
+            value: f64::NAN,
+            expected: "ids ascending, or t then id for casts",
+        })
+    }
+}
+
 /// Compares a query's answers; `t` values bit for bit.
 pub(super) fn same_answer(
     what: &str,
@@ -75,6 +115,16 @@ pub(super) fn same_answer(
             .map(|v| v.iter().map(|(i, t)| (*i, t.to_bits())).collect::<Vec<_>>())
             .map_err(|e| format!("{e:?}"))
     };
+    // The collecting forms give the visitor forms' hits, in their own order.
+    let collected = collected_answer(bp, q).map(|mut v| {
+        v.sort_by_key(|h| h.0);
+        v
+    });
+    if !matches!(q, Query::Nearest(..)) && bits(&collected) != bits(&got) {
+        return Err(format!(
+            "{what}: {q:?}\nthe collecting form answered {collected:?}\nthe visitor form {got:?}"
+        ));
+    }
     if bits(&got) == bits(&want) {
         Ok(())
     } else {
@@ -132,7 +182,11 @@ pub(super) fn same_state(
         same(&format!("aabb({id})"), &bp.aabb(id), &oracle.aabb(id))?;
         same(&format!("desc({id})"), &bp.desc(id), &oracle.desc(id))?;
     }
-    Ok(())
+    same(
+        "outside_world()",
+        &Ok(bp.outside_world()),
+        &Ok(oracle.outside_world()),
+    )
 }
 
 /// Checks that `bp`'s persistent pairs are the oracle's (in any order); returns them in `bp`'s

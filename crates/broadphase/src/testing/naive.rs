@@ -46,6 +46,10 @@ pub struct NaiveOracle {
     /// Per layer, the layers it collides with.
     rules: [u64; 64],
     limit: usize,
+    /// The world bounds, if any: a proxy whose box misses them pairs with nothing.
+    world: Option<Aabb>,
+    /// The proxies out of the world's bounds at the last update.
+    outside: Vec<ProxyId>,
     pairs: Vec<Pair>,
     events: PairEvents,
     /// The queries it does not answer itself.
@@ -64,6 +68,8 @@ impl NaiveOracle {
             gone: Vec::new(),
             rules: [u64::MAX; 64],
             limit: config.max_proxies.min(crate::MAX_PROXIES),
+            world: config.world_bounds,
+            outside: Vec::new(),
             pairs: Vec::new(),
             events: PairEvents::default(),
             queries: BruteForce::new(config.with_parallel(false)),
@@ -98,6 +104,19 @@ impl NaiveOracle {
             Some(axis) => Err(Error::InvertedAabb { aabb: *aabb, axis }),
             None => Ok(()),
         }
+    }
+
+    /// Insertions fail while the world bounds are not a valid box.
+    fn check_world(&self) -> Result<(), Error> {
+        match self.world {
+            Some(w) if Self::check_box(&w).is_err() => Err(Error::invalid_world_bounds(&w)),
+            _ => Ok(()),
+        }
+    }
+
+    /// Whether a proxy with this box lies in the world (touching its bounds counts).
+    fn in_world(&self, aabb: &Aabb) -> bool {
+        self.world.is_none_or(|w| w.overlaps(aabb))
     }
 
     fn collide(&self, a: Layer, b: Layer) -> bool {
@@ -156,6 +175,7 @@ impl BroadPhase for NaiveOracle {
     }
 
     fn insert(&mut self, aabb: Aabb, desc: ProxyDesc) -> Result<ProxyId, Error> {
+        self.check_world()?;
         Self::check_box(&aabb)?;
         Self::check_layer(desc.layer)?;
         if self.len() + 1 > self.limit {
@@ -166,6 +186,7 @@ impl BroadPhase for NaiveOracle {
     }
 
     fn insert_batch(&mut self, items: &[(Aabb, ProxyDesc)]) -> Result<Vec<ProxyId>, Error> {
+        self.check_world()?;
         for (aabb, desc) in items {
             Self::check_box(aabb)?;
             Self::check_layer(desc.layer)?;
@@ -216,7 +237,9 @@ impl BroadPhase for NaiveOracle {
 
     fn update(&mut self) -> Result<&PairEvents, Error> {
         mirrored(self.queries.update());
-        let live: Vec<(ProxyId, &Proxy)> = self.live().collect();
+        let (live, outside): (Vec<(ProxyId, &Proxy)>, Vec<_>) =
+            self.live().partition(|(_, p)| self.in_world(&p.0));
+        let outside: Vec<ProxyId> = outside.into_iter().map(|(id, _)| id).collect();
         let mut now = Vec::new();
         for (k, (a, pa)) in live.iter().enumerate() {
             for (b, pb) in &live[k + 1..] {
@@ -241,6 +264,7 @@ impl BroadPhase for NaiveOracle {
             removed,
         };
         self.pairs = now;
+        self.outside = outside;
         self.free.append(&mut self.pending);
         Ok(&self.events)
     }
@@ -311,6 +335,12 @@ impl BroadPhase for NaiveOracle {
             return Err(Error::NonFiniteShift { shift });
         }
         let offset = shift.map(|v| -v);
+        let world = self.world.map(|w| w.translated(offset));
+        if self.world.is_some_and(|w| Self::check_box(&w).is_ok())
+            && world.is_some_and(|w| Self::check_box(&w).is_err())
+        {
+            return Err(Error::world_shift_overflow(shift));
+        }
         for (id, p) in self.live() {
             if Self::check_box(&p.0.translated(offset)).is_err() {
                 return Err(Error::ShiftOverflow { shift, id });
@@ -319,6 +349,9 @@ impl BroadPhase for NaiveOracle {
         mirrored(self.queries.shift_origin(shift));
         for p in self.proxies.iter_mut().flatten() {
             p.0 = p.0.translated(offset);
+        }
+        if self.world.is_some_and(|w| Self::check_box(&w).is_ok()) {
+            self.world = world;
         }
         Ok(())
     }
@@ -336,6 +369,18 @@ impl BroadPhase for NaiveOracle {
             self.rules[ib] &= !(1 << a.0);
         }
         Ok(())
+    }
+
+    fn outside_world(&self) -> Vec<ProxyId> {
+        // Those removed since the last update are gone.
+        let mut ids: Vec<ProxyId> = self
+            .outside
+            .iter()
+            .copied()
+            .filter(|&id| self.slot(id).is_ok())
+            .collect();
+        ids.sort_unstable();
+        ids
     }
 
     fn layers_collide(&self, a: Layer, b: Layer) -> bool {

@@ -77,6 +77,9 @@ macro_rules! forward_all_but_update {
         ) -> Result<(), broadphase::Error> {
             self.$field.set_layers_collide(a, b, collide)
         }
+        fn outside_world(&self) -> Vec<broadphase::ProxyId> {
+            self.$field.outside_world()
+        }
         fn layers_collide(&self, a: broadphase::Layer, b: broadphase::Layer) -> bool {
             self.$field.layers_collide(a, b)
         }

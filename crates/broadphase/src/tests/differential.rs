@@ -544,3 +544,23 @@ fn shifting_a_box_back_past_the_float_range_keeps_the_world_finite() {
         assert_eq!(check_sequence(&make, &ops), Ok(()), "{algorithm:?}");
     }
 }
+
+/// A world box that leaves part of both of the suite's worlds out: boxes left of x = -1 or
+/// above y = 6 (in the small world, about a third; in the large one, three quarters).
+fn bounded() -> Config {
+    let world = broadphase::Aabb::new([-1.0, -1.0e4, -1.0e30], [1.0e4, 6.0, 1.0e30]);
+    Config::default().with_world_bounds(world)
+}
+
+#[test]
+fn every_algorithm_with_world_bounds_matches_the_naive_oracle() {
+    // Proxies leave and re-enter the world as they move, are inserted and removed outside
+    // it, and the world shifts with the origin; the naive oracle pairs only the proxies in it.
+    for &algorithm in Algorithm::ALL {
+        testing::check_algorithm_against(
+            || broadphase::new(algorithm, bounded()),
+            || Box::new(testing::NaiveOracle::new(bounded())),
+            &testing::CheckOptions::scaled(300, 150, 6),
+        );
+    }
+}
