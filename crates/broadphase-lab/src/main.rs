@@ -102,6 +102,10 @@ struct BenchArgs {
     /// Where to write results.json, results.csv, results.md and the SVG charts.
     #[arg(long, default_value = "bench-results")]
     out: std::path::PathBuf,
+    /// Publish the run in the repository at this root: its files and charts in docs/bench/,
+    /// the whole report in docs/PERFORMANCE.md, and the summary in README.md's marked regions.
+    #[arg(long, conflicts_with = "out")]
+    publish: Option<std::path::PathBuf>,
     /// Never show the progress bar.
     #[arg(long)]
     no_progress: bool,
@@ -315,10 +319,18 @@ fn main() -> ExitCode {
 fn bench_command(args: &BenchArgs) -> ExitCode {
     let opts = args.options();
     let start = std::time::Instant::now();
-    let outcome = bench::run(&opts).and_then(|report| {
-        let files = bench::report::write_all(&report, &args.out)?;
-        Ok((report, files))
-    });
+    let outcome = args
+        .publish
+        .as_deref()
+        .map_or(Ok(()), bench::publish::check_root)
+        .and_then(|()| bench::run(&opts))
+        .and_then(|report| {
+            let files = match &args.publish {
+                Some(root) => bench::publish::publish(&report, root)?,
+                None => bench::report::write_all(&report, &args.out)?,
+            };
+            Ok((report, files))
+        });
     match outcome {
         Ok((report, files)) => {
             let mut text = bench::report::markdown(&report);

@@ -84,3 +84,49 @@ fn pile_is_capped_fixed_boxes_do_not_pair_and_bad_options_are_refused() {
     opts.sizes = vec![];
     assert!(matches!(bench::run(&opts), Err(BenchError::Options(_))));
 }
+
+#[test]
+fn publish_writes_the_docs_and_rewrites_only_the_readme_regions() {
+    use broadphase_lab::bench::publish;
+    let mut opts = tiny();
+    opts.scenes = vec![SceneKind::Uniform];
+    opts.threads = vec![1];
+    let report = bench::run(&opts).unwrap();
+
+    let root = std::env::temp_dir().join(format!("bplab-publish-test-{}", std::process::id()));
+    std::fs::create_dir_all(&root).unwrap();
+    let before = "# Title\n\nFast: <!-- bench-summary -->old<!-- /bench-summary -->\n\n\
+                  <!-- bench-table -->\nold table\n<!-- /bench-table -->\n\n## After\n";
+    std::fs::write(root.join(publish::README), before).unwrap();
+    let files = publish::publish(&report, &root).unwrap();
+    assert_eq!(files.len(), report::FILES.len() + 2);
+
+    let readme = std::fs::read_to_string(root.join(publish::README)).unwrap();
+    assert!(
+        readme.starts_with("# Title\n\nFast: <!-- bench-summary -->"),
+        "{readme}"
+    );
+    assert!(
+        readme.ends_with("<!-- /bench-table -->\n\n## After\n"),
+        "{readme}"
+    );
+    assert!(!readme.contains("old"), "{readme}");
+    assert!(readme.contains("docs/bench/scenes.svg"), "{readme}");
+    let performance = std::fs::read_to_string(root.join(publish::PERFORMANCE)).unwrap();
+    assert!(performance.contains("(bench/scenes.svg)"), "{performance}");
+    assert!(
+        performance.contains("| uniform | 400 | 1 |"),
+        "{performance}"
+    );
+    if PeerKind::available() {
+        assert!(readme.contains("| uniform | 400 |"), "{readme}");
+        assert!(
+            performance.contains("## Against the best peer"),
+            "{performance}"
+        );
+    }
+    for name in report::FILES {
+        assert!(root.join(publish::BENCH_DIR).join(name).is_file(), "{name}");
+    }
+    std::fs::remove_dir_all(&root).unwrap();
+}

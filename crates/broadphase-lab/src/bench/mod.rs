@@ -15,6 +15,7 @@ pub mod matrix;
 pub mod memory;
 pub mod peers;
 pub mod plot;
+pub mod publish;
 pub mod report;
 pub mod runner;
 
@@ -357,12 +358,44 @@ pub struct BenchReport {
     pub cores: usize,
     /// Operating system and architecture.
     pub platform: String,
+    /// The processor's model name, where the system says it (Linux's `/proc/cpuinfo`).
+    #[serde(default)]
+    pub cpu: String,
+    /// The command line of the run (`bplab bench ...`).
+    #[serde(default)]
+    pub command: String,
     /// Whether memory was measured (the counting allocator was installed).
     pub memory_measured: bool,
     /// What was run.
     pub options: BenchOptions,
     /// The cells, in run order.
     pub cells: Vec<CellResult>,
+}
+
+/// The processor's model name from `/proc/cpuinfo`, or `unknown processor`.
+fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|text| {
+            text.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| v.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown processor".to_string())
+}
+
+/// This process's arguments as a `bplab` command line (the program's path left out).
+fn command_line() -> String {
+    let mut words = vec!["bplab".to_string()];
+    words.extend(std::env::args().skip(1).map(|a| {
+        if a.contains(char::is_whitespace) {
+            format!("'{a}'")
+        } else {
+            a
+        }
+    }));
+    words.join(" ")
 }
 
 /// Runs the matrix of `opts`, cell after cell.
@@ -390,6 +423,8 @@ pub fn run(opts: &BenchOptions) -> Result<BenchReport, BenchError> {
             .map_or(0, |d| d.as_secs()),
         cores: cores(),
         platform: format!("{} {}", std::env::consts::OS, std::env::consts::ARCH),
+        cpu: cpu_model(),
+        command: command_line(),
         memory_measured: crate::alloc::active(),
         options: opts.clone(),
         cells: results,

@@ -130,14 +130,157 @@ pub fn ms(v: f64) -> String {
     }
 }
 
-/// The run's tables in markdown: frame times with ratios to the best peer, then memory.
+/// The date (UTC, `YYYY-MM-DD`) of a time in seconds since 1970.
+pub fn date(unix_time: u64) -> String {
+    // Howard Hinnant's days-to-civil conversion, for the proleptic Gregorian calendar.
+    let z = (unix_time / 86_400) as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}")
+}
+
+/// One line of the summary: a scene and size, our fastest algorithm and the fastest peer in
+/// the cell with the fewest threads, and the ratio of the two.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SummaryRow {
+    /// The scene.
+    pub scene: String,
+    /// Boxes.
+    pub n: usize,
+    /// Threads of the cell.
+    pub threads: usize,
+    /// Our fastest algorithm and its median ms per frame.
+    pub ours: (String, f64),
+    /// The fastest peer and its median ms per frame.
+    pub peer: (String, f64),
+}
+
+impl SummaryRow {
+    /// Our best over the best peer's (below 1: faster than every peer).
+    pub fn ratio(&self) -> f64 {
+        self.ours.1 / self.peer.1
+    }
+}
+
+/// The summary of a run with peers: one row per scene and size where the peers ran.
+pub fn summary(report: &BenchReport) -> Vec<SummaryRow> {
+    report
+        .cells
+        .iter()
+        .filter_map(|c| {
+            let peer = c
+                .contenders
+                .iter()
+                .filter(|k| k.peer)
+                .min_by(|a, b| a.frame_ms.median.total_cmp(&b.frame_ms.median))?;
+            let ours = c
+                .contenders
+                .iter()
+                .filter(|k| !k.peer)
+                .min_by(|a, b| a.frame_ms.median.total_cmp(&b.frame_ms.median))?;
+            (peer.frame_ms.median > 0.0).then(|| SummaryRow {
+                scene: c.scene.clone(),
+                n: c.n,
+                threads: c.threads,
+                ours: (ours.name.clone(), ours.frame_ms.median),
+                peer: (peer.name.clone(), peer.frame_ms.median),
+            })
+        })
+        .collect()
+}
+
+/// The summary as a markdown table.
+pub fn summary_table(rows: &[SummaryRow]) -> String {
+    let header: Vec<String> = [
+        "scene",
+        "boxes",
+        "our best (ms/frame)",
+        "best peer (ms/frame)",
+        "ours / peer",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let body: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            vec![
+                r.scene.clone(),
+                size_label(r.n),
+                format!("{} {}", r.ours.0, ms(r.ours.1)),
+                format!("{} {}", r.peer.0, ms(r.peer.1)),
+                format!("{:.2}", r.ratio()),
+            ]
+        })
+        .collect();
+    table(&header, &body)
+}
+
+/// The range of the summary's ratios, as `(lowest, highest)`.
+pub fn ratio_range(rows: &[SummaryRow]) -> Option<(f64, f64)> {
+    let ratios = rows.iter().map(SummaryRow::ratio);
+    let lo = ratios.clone().min_by(f64::total_cmp)?;
+    let hi = ratios.max_by(f64::total_cmp)?;
+    Some((lo, hi))
+}
+
+/// Where the run was made: the machine, the date and the command.
+fn provenance(report: &BenchReport) -> String {
+    format!(
+        "Made on {} by `{}` on {} ({} cores, {}).",
+        date(report.unix_time),
+        report.command,
+        report.cpu,
+        report.cores,
+        report.platform
+    )
+}
+
+/// The run as a markdown document: where and how it was made, the summary against the best
+/// peer, the charts (linked from `charts`, the folder holding them as seen from where the
+/// document is written), frame times with ratios to the best peer, then memory.
 pub fn markdown(report: &BenchReport) -> String {
+    markdown_with_charts(report, None)
+}
+
+/// [`markdown`], with the charts linked from `charts` (none when `None`).
+pub fn markdown_with_charts(report: &BenchReport, charts: Option<&str>) -> String {
     let o = &report.options;
     let mut out = format!(
-        "# bplab bench\n\n{} matrix · seed {} · {} frames × {} rounds (after {} warm-up frames) \
-         · {} cores · {}\n\n",
-        o.preset, o.seed, o.frames, o.repeats, o.warmup, report.cores, report.platform
+        "# Performance\n\nEvery figure here comes from one `bplab bench` run. {}\n\n\
+         {} matrix · seed {} · {} frames × {} rounds (after {} warm-up frames).\n\n",
+        provenance(report),
+        o.preset,
+        o.seed,
+        o.frames,
+        o.repeats,
+        o.warmup
     );
+    let best = summary(report);
+    if !best.is_empty() {
+        out += "## Against the best peer\n\nFor each scene and size, the fastest of our \
+                algorithms and the fastest peer (median milliseconds per frame, on the fewest \
+                threads of the run).\n\n";
+        out += &summary_table(&best);
+        out += "\n";
+    }
+    if let Some(dir) = charts {
+        out += "## Charts\n\n";
+        for (name, what) in [
+            (crate::bench::plot::SCENES, "frame time per scene"),
+            (crate::bench::plot::FRAME_TIME, "frame time against boxes"),
+            (crate::bench::plot::MEMORY, "memory per box"),
+        ] {
+            let _ = writeln!(out, "![{what}]({dir}/{name})\n");
+        }
+    }
+    out += "## Frame times\n\n";
     out += "Milliseconds per frame: the median round ± half its min–max spread; ×r is the \
             median over the best peer's for the same scene and size (below 1 is faster). \
             Peers are single-threaded and run in the cell with the fewest threads. Every \
@@ -163,7 +306,8 @@ pub fn markdown(report: &BenchReport) -> String {
     time_header.push("best peer".to_string());
     out += &table(&time_header, &times);
     if report.memory_measured {
-        out += "\nMemory, bytes per box: steady (after warm-up) / peak.\n\n";
+        out += "\n## Memory\n\nBytes per box: steady (after warm-up) / peak, from a counting \
+                allocator.\n\n";
         let memory = rows(report, &names, |_, k| {
             k.memory.as_ref().map_or_else(String::new, |m| {
                 format!("{:.0} / {:.0}", m.steady_per_proxy, m.peak_per_proxy)
