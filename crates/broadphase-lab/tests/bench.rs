@@ -90,6 +90,7 @@ fn publish_writes_the_docs_and_rewrites_only_the_readme_regions() {
     use broadphase_lab::bench::publish;
     let mut opts = tiny();
     opts.scenes = vec![SceneKind::Uniform];
+    opts.sizes = vec![200, 400];
     opts.threads = vec![1];
     let report = bench::run(&opts).unwrap();
 

@@ -305,6 +305,16 @@ pub fn markdown_with_charts(report: &BenchReport, charts: Option<&str>) -> Strin
     let mut time_header = header.clone();
     time_header.push("best peer".to_string());
     out += &table(&time_header, &times);
+    let scaling = scaling_rows(report);
+    if !scaling.is_empty() {
+        out += "\n## Frame time against boxes\n\nMedian milliseconds per frame at each size, \
+                on the fewest threads of the run. `static_world` keeps 2,000 dynamic boxes from \
+                4,000 boxes up and adds fixed ones: a frame that follows the dynamic count stays \
+                level along its rows.\n\n";
+        let mut header = vec!["scene".to_string(), "contender".to_string()];
+        header.extend(scaling_sizes(report).iter().map(|&n| size_label(n)));
+        out += &table(&header, &scaling);
+    }
     if report.memory_measured {
         out += "\n## Memory\n\nBytes per box: steady (after warm-up) / peak, from a counting \
                 allocator.\n\n";
@@ -314,6 +324,64 @@ pub fn markdown_with_charts(report: &BenchReport, charts: Option<&str>) -> Strin
             })
         });
         out += &table(&header, &memory);
+        out += "\nThe same bytes per pair (steady / peak), where the scene has pairs.\n\n";
+        let per_pair = rows(report, &names, |_, k| {
+            k.memory
+                .as_ref()
+                .and_then(|m| {
+                    Some(format!(
+                        "{:.0} / {:.0}",
+                        m.steady_per_pair?, m.peak_per_pair?
+                    ))
+                })
+                .unwrap_or_default()
+        });
+        out += &table(&header, &per_pair);
+    }
+    out
+}
+
+/// Every size of the report, smallest first.
+fn scaling_sizes(report: &BenchReport) -> Vec<usize> {
+    let mut sizes: Vec<usize> = report.cells.iter().map(|c| c.n).collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    sizes
+}
+
+/// For each scene run at more than one size, one row per contender: its median at each size
+/// (empty where it did not run), from the cells with the fewest threads of that scene.
+fn scaling_rows(report: &BenchReport) -> Vec<Vec<String>> {
+    let sizes = scaling_sizes(report);
+    if sizes.len() < 2 {
+        return Vec::new();
+    }
+    let names = contender_names(report);
+    let mut scenes: Vec<&str> = Vec::new();
+    for c in &report.cells {
+        if !scenes.contains(&c.scene.as_str()) {
+            scenes.push(&c.scene);
+        }
+    }
+    let mut out = Vec::new();
+    for scene in scenes {
+        let cells: Vec<&CellResult> = report.cells.iter().filter(|c| c.scene == scene).collect();
+        let Some(threads) = cells.iter().map(|c| c.threads).min() else {
+            continue;
+        };
+        let at = |n: usize| cells.iter().find(|c| c.n == n && c.threads == threads);
+        if sizes.iter().filter(|&&n| at(n).is_some()).count() < 2 {
+            continue;
+        }
+        for name in &names {
+            let mut row = vec![scene.to_string(), name.clone()];
+            row.extend(sizes.iter().map(|&n| {
+                at(n)
+                    .and_then(|c| c.contenders.iter().find(|k| &k.name == name))
+                    .map_or_else(String::new, |k| ms(k.frame_ms.median))
+            }));
+            out.push(row);
+        }
     }
     out
 }
