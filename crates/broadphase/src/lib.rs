@@ -39,6 +39,14 @@
 //! - `parallel` (default): spreads work over rayon's threads; results are identical without it.
 //! - `testing`: the module `broadphase::testing`, the differential suite every algorithm passes,
 //!   for implementors of [`BroadPhase`].
+//! - `glam`, `mint`, `nalgebra`: conversions from and to those crates' types. [`Aabb`] from and
+//!   to a `(min, max)` pair of points (`Aabb::from((min, max))`, `let (min, max) =
+//!   aabb.into()`), [`Ray`] from and to an `(origin, dir)` pair, and [`Obb`] from a centre,
+//!   half extents and a rotation (`Obb::from_glam`, `Obb::from_mint`, `Obb::from_nalgebra`,
+//!   `Obb::from_isometry`). Points passed alone take `[f32; 3]`, which each of these crates
+//!   converts to already: `p.into()`, or glam's `p.to_array()`. The features take glam 0.34
+//!   and nalgebra 0.35; `mint` reaches other versions of those, and any crate that converts to
+//!   mint's types.
 
 #![warn(missing_docs)]
 
@@ -58,6 +66,7 @@ mod filter;
 mod gallop;
 mod grid;
 mod id;
+mod interop;
 mod mbp;
 mod pairs;
 mod par;
