@@ -47,6 +47,32 @@
 //!   converts to already: `p.into()`, or glam's `p.to_array()`. The features take glam 0.34
 //!   and nalgebra 0.35; `mint` reaches other versions of those, and any crate that converts to
 //!   mint's types.
+//!
+//! # 2D worlds
+//!
+//! A 2D world is the plane `z = 0`: give every box `min[2] == max[2] == 0.0`. Flat boxes are
+//! ordinary boxes (a box with `min == max` on an axis is valid, and boxes are closed, so two
+//! flat boxes overlap exactly when their rectangles do), and every algorithm runs on them
+//! unchanged; the test suite checks each one against [`BruteForce`] on random 2D scenes.
+//! Queries work in the plane: a point or ray with `z = 0` (a ray's direction too), a query
+//! box flat or not.
+//!
+//! ```
+//! use broadphase::{Aabb, Algorithm, BroadPhase, Config, LayerMask, Pair, ProxyDesc, Ray};
+//!
+//! // A rectangle from (x0, y0) to (x1, y1), as a box in the plane z = 0.
+//! let rect = |x0: f32, y0: f32, x1: f32, y1: f32| Aabb::new([x0, y0, 0.0], [x1, y1, 0.0]);
+//! let mut bp = broadphase::new(Algorithm::Sap, Config::default());
+//! let a = bp.insert(rect(0.0, 0.0, 2.0, 1.0), ProxyDesc::dynamic())?;
+//! let b = bp.insert(rect(2.0, 0.5, 3.0, 3.0), ProxyDesc::dynamic())?; // touches `a`'s edge
+//! let c = bp.insert(rect(5.0, 0.0, 6.0, 1.0), ProxyDesc::fixed())?;
+//! assert_eq!(bp.update()?.created(), &[Pair::new(a, b)]);
+//!
+//! let ray = Ray::new([-1.0, 0.5, 0.0], [1.0, 0.0, 0.0]); // along the x axis, in the plane
+//! let hits = bp.ray_cast_vec(&ray, f32::INFINITY, LayerMask::ALL)?;
+//! assert_eq!(hits.iter().map(|h| (h.id, h.t)).collect::<Vec<_>>(), [(a, 1.0), (b, 3.0), (c, 6.0)]);
+//! # Ok::<(), broadphase::Error>(())
+//! ```
 
 #![warn(missing_docs)]
 

@@ -14,4 +14,5 @@
 mod common;
 mod differential;
 mod engine_swap;
+mod flat;
 mod physics_step;
