@@ -56,7 +56,7 @@ pub struct LabArgs {
     #[arg(long, value_enum, value_delimiter = ',', default_values_t = [Strategy::Brute, Strategy::Sweep, Strategy::Grid])]
     pub strategy: Vec<Strategy>,
     /// The grid's cell size (default: automatic, 1.5 times the median box extent).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cli::parse_positive)]
     pub cell_size: Option<f32>,
     /// Bits per radix digit: 4, 8, 11 or 16 (any of 4 to 16).
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(4..=16))]
@@ -79,8 +79,8 @@ pub struct LabArgs {
     /// Seed of the scene.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Worker threads (default: all cores).
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    /// Worker threads, 1 to 4 per core (at most 256); default: all cores.
+    #[arg(long, value_parser = crate::cli::parse_threads)]
     pub threads: Option<u32>,
 }
 
@@ -352,7 +352,7 @@ pub fn command(args: &LabArgs) -> ExitCode {
         Ok(table) => crate::output::print_or_fail(&table),
         Err(e) => {
             eprintln!("bplab: {e}");
-            ExitCode::FAILURE
+            crate::cli::exit_code(&e)
         }
     }
 }

@@ -71,6 +71,46 @@ impl SceneKind {
             SceneKind::Far => "far",
         }
     }
+
+    /// One line on what the scene is, for `--help` and `bplab list`: the variant's doc.
+    pub fn description(self) -> &'static str {
+        match self {
+            SceneKind::Uniform => {
+                "boxes of size 0.5-2 in a cube sized for about one overlap per box, all \
+                 moving a few percent of their size per frame and bouncing off the walls"
+            }
+            SceneKind::Sleeping => {
+                "the uniform scene with 90% of the boxes asleep (dynamic, never moving)"
+            }
+            SceneKind::Churn => {
+                "the uniform scene with 5% of the boxes removed and re-added elsewhere every \
+                 frame"
+            }
+            SceneKind::Sizes => {
+                "the uniform scene with 1% of the boxes 20-60 wide: planets \
+                                 among asteroids"
+            }
+            SceneKind::Clustered => {
+                "boxes in Gaussian clusters (about 1,000 per cluster), moving as in uniform"
+            }
+            SceneKind::Grid => {
+                "unit cubes on a 2 m lattice, each oscillating around its place (Jolt's test \
+                 scene)"
+            }
+            SceneKind::Particles => {
+                "equal small boxes (particles), denser than uniform, in a fast random walk"
+            }
+            SceneKind::StaticWorld => {
+                "a big level: all but 2,000 boxes fixed, the 2,000 dynamic ones moving among \
+                 them"
+            }
+            SceneKind::Pile => "every box overlaps every other: n(n-1)/2 pairs",
+            SceneKind::Teleport => {
+                "the uniform scene with 1% of the boxes jumping across the world each frame"
+            }
+            SceneKind::Far => "the uniform scene a million units from the origin",
+        }
+    }
 }
 
 impl fmt::Display for SceneKind {
