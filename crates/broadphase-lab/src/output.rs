@@ -37,6 +37,39 @@ pub fn svg_close(out: &mut String, x: f64, y: f64, text: &str) {
     ));
 }
 
+/// How `bplab run` prints its results.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// A table for people.
+    #[default]
+    Table,
+    /// One JSON object: the run's settings and a row per algorithm.
+    Json,
+    /// A header line, then a row per algorithm.
+    Csv,
+}
+
+/// One CSV line (RFC 4180): fields joined by commas, a field holding a comma, a quote or a
+/// line break quoted, with its quotes doubled.
+pub fn csv_line<S: AsRef<str>>(fields: &[S]) -> String {
+    let mut out = String::new();
+    for (i, field) in fields.iter().enumerate() {
+        let field = field.as_ref();
+        if i > 0 {
+            out.push(',');
+        }
+        if field.contains([',', '"', '\n', '\r']) {
+            out.push('"');
+            out.push_str(&field.replace('"', "\"\""));
+            out.push('"');
+        } else {
+            out.push_str(field);
+        }
+    }
+    out.push('\n');
+    out
+}
+
 /// [`print()`] to any writer.
 fn write_to(out: &mut impl Write, text: &str) -> io::Result<()> {
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
@@ -68,6 +101,19 @@ mod tests {
         fn flush(&mut self) -> io::Result<()> {
             Ok(())
         }
+    }
+
+    #[test]
+    fn csv_quotes_only_what_needs_it() {
+        assert_eq!(csv_line(&["a", "1.5", ""]), "a,1.5,\n");
+        assert_eq!(
+            csv_line(&[
+                "NO: frame 3: created: 1, expected 2",
+                "say \"hi\"",
+                "two\nlines"
+            ]),
+            "\"NO: frame 3: created: 1, expected 2\",\"say \"\"hi\"\"\",\"two\nlines\"\n"
+        );
     }
 
     #[test]

@@ -1,6 +1,9 @@
 //! `bplab run`: drive every algorithm through a scene, time it, and check it against
 //! `BruteForce`.
 //!
+//! The frames come from a generated scene, from a scene file's drifting boxes (version 1), or
+//! from a trace's recorded frames (version 2, see [`crate::scene_file`]): a [`Source`].
+//!
 //! The oracle runs once per scene and updates only on the frames it checks (and the frame
 //! before each, so that its events are that frame's diff); each algorithm's created and deleted
 //! lists and its persistent pair set are compared there. Frame time is the broad phase's own
@@ -11,6 +14,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Instant;
 
+use serde::Serialize;
+
+use crate::output::{csv_line, Format};
 use crate::progress::Progress;
 use crate::scene_file::SceneFile;
 use crate::scenes::{Frame, Scene, SceneKind};
@@ -40,17 +46,92 @@ pub struct RunOptions {
     pub progress: bool,
     /// Whether to check the algorithms against `BruteForce` at all.
     pub verify: bool,
-    /// A scene read from a file, used instead of `scene`, `n` and `seed`.
+    /// A scene read from a file, used instead of `scene`, `n` and `seed`; `n` is then its
+    /// [`SceneFile::object_count`], and for a trace `frames` at most its frame count.
     pub file: Option<Arc<SceneFile>>,
 }
 
 impl RunOptions {
     /// The scene at its start.
-    pub fn build_scene(&self) -> Scene {
+    pub fn source(&self) -> Source {
         match &self.file {
-            Some(file) => Scene::from_file(file),
-            None => Scene::new(self.scene, self.n, self.seed),
+            Some(file) if file.is_trace() => Source::Trace {
+                file: Arc::clone(file),
+                next: 0,
+            },
+            Some(file) => Source::Scene(Scene::from_file(file)),
+            None => Source::Scene(Scene::new(self.scene, self.n, self.seed)),
         }
+    }
+}
+
+/// The frames `bplab run` replays of a trace: `asked`, or all of them when not asked.
+///
+/// # Errors
+/// When `asked` is more than the trace has: replaying a recording cannot make up frames.
+pub fn trace_frames(file: &SceneFile, asked: Option<u32>) -> Result<usize, String> {
+    let have = file.frames.len();
+    match asked.map(|a| a as usize) {
+        None => Ok(have),
+        Some(a) if a <= have => Ok(a),
+        Some(a) => Err(format!(
+            "--frames {a} asks for more frames than the trace's {have}"
+        )),
+    }
+}
+
+/// Where a run's frames come from.
+#[derive(Clone, Debug)]
+pub enum Source {
+    /// A generated scene, or a version 1 file's boxes stepping by their velocities.
+    Scene(Scene),
+    /// A version 2 file's recorded frames.
+    Trace {
+        /// The file.
+        file: Arc<SceneFile>,
+        /// The index of the next frame to hand out.
+        next: usize,
+    },
+}
+
+/// The id of an object not yet in the broad phase: never issued, as slot indices stop below
+/// `u32::MAX`.
+const ABSENT: ProxyId = ProxyId::from_raw_parts(u32::MAX, u32::MAX);
+
+impl Source {
+    /// The objects present at the start, in index order: what a broad phase starts with.
+    pub fn initial(&self) -> Vec<(Aabb, ProxyDesc)> {
+        match self {
+            Source::Scene(scene) => scene.initial(),
+            Source::Trace { file, .. } => file.objects.iter().map(|o| (o.aabb, o.desc)).collect(),
+        }
+    }
+
+    /// The number of objects over the whole run, present or not: frames name `0..objects()`.
+    pub fn objects(&self) -> usize {
+        match self {
+            Source::Scene(scene) => scene.len(),
+            Source::Trace { file, .. } => file.object_count(),
+        }
+    }
+
+    /// Advances one frame and says what changed; past a trace's end nothing does.
+    pub fn step(&mut self) -> Frame {
+        match self {
+            Source::Scene(scene) => scene.step(),
+            Source::Trace { file, next } => {
+                let frame = file.frames.get(*next).map(|f| f.to_frame());
+                *next += 1;
+                frame.unwrap_or_default()
+            }
+        }
+    }
+
+    /// The ids of every object, from those a broad phase gave the start's objects:
+    /// [`ABSENT`] for the objects that arrive later.
+    fn all_ids(&self, mut ids: Vec<ProxyId>) -> Vec<ProxyId> {
+        ids.resize(self.objects().max(ids.len()), ABSENT);
+        ids
     }
 }
 
@@ -71,11 +152,13 @@ struct Names {
 }
 
 impl Names {
+    /// The names of `ids`, the start's objects' and [`ABSENT`] for those that arrive later.
     fn new(ids: &[ProxyId]) -> Self {
         Self {
             of: ids
                 .iter()
                 .enumerate()
+                .filter(|&(_, &id)| id != ABSENT)
                 .map(|(i, &id)| (id, (i as u32, 0)))
                 .collect(),
             arrivals: vec![0; ids.len()],
@@ -256,9 +339,9 @@ fn expectations(
     progress: &mut Progress,
 ) -> Result<BTreeMap<usize, Expected>, Error> {
     progress.stage("BruteForce");
-    let mut scene = opts.build_scene();
+    let mut scene = opts.source();
     let mut oracle = BruteForce::new(Config::default());
-    let mut ids = oracle.insert_batch(&scene.initial())?;
+    let mut ids = scene.all_ids(oracle.insert_batch(&scene.initial())?);
     let mut names = Names::new(&ids);
     let mut feeder = Feeder::default();
     let mut out = BTreeMap::new();
@@ -326,13 +409,14 @@ fn run_one(
     progress: &mut Progress,
 ) -> Result<AlgoResult, Error> {
     progress.stage(&algorithm.to_string());
-    let mut scene = opts.build_scene();
-    let initial = scene.initial();
+    let mut scene = opts.source();
     let mut bp = broadphase::new(algorithm, Config::default().with_capacity(opts.n));
+    let initial = scene.initial();
     let t = Instant::now();
-    let mut ids = bp.insert_batch(&initial)?;
+    let ids = bp.insert_batch(&initial)?;
     bp.update()?;
     let build_ms = t.elapsed().as_secs_f64() * 1e3;
+    let mut ids = scene.all_ids(ids);
     let mut names = Names::new(&ids);
     let mut verdict = None;
     let mut verified = 0;
@@ -413,6 +497,93 @@ pub fn run(opts: &RunOptions) -> Result<Vec<AlgoResult>, Error> {
     Ok(results)
 }
 
+/// One algorithm's line of the report, as every `--format` prints it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Row {
+    /// The algorithm's name.
+    pub algorithm: String,
+    /// Inserting every box and the first update, in milliseconds.
+    pub build_ms: f64,
+    /// The median frame time, in milliseconds.
+    pub frame_ms_median: f64,
+    /// The 95th-percentile frame time, in milliseconds.
+    pub frame_ms_p95: f64,
+    /// Pairs after the last frame.
+    pub pairs: usize,
+    /// Pairs created per frame, on average.
+    pub created_per_frame: f64,
+    /// Pairs deleted per frame, on average.
+    pub deleted_per_frame: f64,
+    /// The comparison with `BruteForce`: `yes (N frames)`, `skipped` or `NO: ...`.
+    pub verified: String,
+}
+
+impl Row {
+    /// The field names, in order: JSON's keys and the CSV header.
+    pub const COLUMNS: [&'static str; 8] = [
+        "algorithm",
+        "build_ms",
+        "frame_ms_median",
+        "frame_ms_p95",
+        "pairs",
+        "created_per_frame",
+        "deleted_per_frame",
+        "verified",
+    ];
+
+    /// The fields as the table shows them (`precise`: as CSV writes them, unrounded).
+    fn cells(&self, precise: bool) -> [String; 8] {
+        let fixed = |v: f64, digits: usize| {
+            if precise {
+                v.to_string()
+            } else {
+                format!("{v:.digits$}")
+            }
+        };
+        [
+            self.algorithm.clone(),
+            fixed(self.build_ms, 2),
+            fixed(self.frame_ms_median, 3),
+            fixed(self.frame_ms_p95, 3),
+            self.pairs.to_string(),
+            fixed(self.created_per_frame, 1),
+            fixed(self.deleted_per_frame, 1),
+            self.verified.clone(),
+        ]
+    }
+}
+
+/// The report's lines, one per algorithm.
+pub fn rows(opts: &RunOptions, results: &[AlgoResult]) -> Vec<Row> {
+    let frames = opts.frames.max(1) as f64;
+    results
+        .iter()
+        .map(|r| Row {
+            algorithm: r.algorithm.to_string(),
+            build_ms: r.build_ms,
+            frame_ms_median: r.median_ms(),
+            frame_ms_p95: r.p95_ms(),
+            pairs: r.pairs,
+            created_per_frame: r.created as f64 / frames,
+            deleted_per_frame: r.deleted as f64 / frames,
+            verified: match &r.verdict {
+                Verdict::Verified { frames } => format!("yes ({frames} frames)"),
+                Verdict::Skipped => "skipped".to_string(),
+                Verdict::Mismatch { frame, what } => format!("NO: frame {frame}: {what}"),
+            },
+        })
+        .collect()
+}
+
+/// The results in `format`.
+pub fn report(opts: &RunOptions, results: &[AlgoResult], format: Format) -> String {
+    match format {
+        Format::Table => table(opts, results),
+        Format::Json => json(opts, results),
+        Format::Csv => csv(opts, results),
+    }
+}
+
 /// The results as a table.
 pub fn table(opts: &RunOptions, results: &[AlgoResult]) -> String {
     let scene = match &opts.file {
@@ -435,26 +606,7 @@ pub fn table(opts: &RunOptions, results: &[AlgoResult]) -> String {
         "deleted/frame",
         "verified",
     ];
-    let frames = opts.frames.max(1) as f64;
-    let rows: Vec<[String; 8]> = results
-        .iter()
-        .map(|r| {
-            [
-                r.algorithm.to_string(),
-                format!("{:.2}", r.build_ms),
-                format!("{:.3}", r.median_ms()),
-                format!("{:.3}", r.p95_ms()),
-                r.pairs.to_string(),
-                format!("{:.1}", r.created as f64 / frames),
-                format!("{:.1}", r.deleted as f64 / frames),
-                match &r.verdict {
-                    Verdict::Verified { frames } => format!("yes ({frames} frames)"),
-                    Verdict::Skipped => "skipped".to_string(),
-                    Verdict::Mismatch { frame, what } => format!("NO: frame {frame}: {what}"),
-                },
-            ]
-        })
-        .collect();
+    let rows: Vec<[String; 8]> = rows(opts, results).iter().map(|r| r.cells(false)).collect();
     let widths: Vec<usize> = (0..header.len())
         .map(|c| {
             rows.iter()
@@ -483,6 +635,47 @@ pub fn table(opts: &RunOptions, results: &[AlgoResult]) -> String {
     out
 }
 
+/// The JSON report: the run's settings and its rows.
+#[derive(Serialize)]
+struct JsonReport<'a> {
+    /// The generated scene's name, or `file`.
+    scene: String,
+    /// The generated scene's seed (none for a file).
+    seed: Option<u64>,
+    boxes: usize,
+    frames: usize,
+    threads: usize,
+    rows: &'a [Row],
+}
+
+/// The results as a JSON object: `scene`, `seed`, `boxes`, `frames`, `threads` and `rows`,
+/// each row an object with the [`Row::COLUMNS`] keys.
+pub fn json(opts: &RunOptions, results: &[AlgoResult]) -> String {
+    let rows = rows(opts, results);
+    let report = JsonReport {
+        scene: match opts.file {
+            Some(_) => "file".to_string(),
+            None => opts.scene.to_string(),
+        },
+        seed: opts.file.is_none().then_some(opts.seed),
+        boxes: opts.n,
+        frames: opts.frames,
+        threads: rayon::current_num_threads(),
+        rows: &rows,
+    };
+    // Serializing plain strings and numbers cannot fail; NaN (no frame ever is) would be null.
+    serde_json::to_string_pretty(&report).unwrap_or_default() + "\n"
+}
+
+/// The results as CSV: a header of [`Row::COLUMNS`], then one line per algorithm.
+pub fn csv(opts: &RunOptions, results: &[AlgoResult]) -> String {
+    let mut out = csv_line(&Row::COLUMNS);
+    for r in rows(opts, results) {
+        out += &csv_line(&r.cells(true));
+    }
+    out
+}
+
 /// "1 thread", "2 threads".
 pub(crate) fn threads(n: usize) -> String {
     if n == 1 {
@@ -500,23 +693,132 @@ mod tests {
     fn a_scene_file_runs_and_verifies() {
         let text = "box 0 0 0 1 1 1\nbox 2 0 0 3 1 1 velocity -0.25 0 0\nbox 0 5 0 9 6 1 fixed\n";
         let file = crate::scene_file::parse(text).unwrap();
-        let opts = RunOptions {
+        let results = run(&file_options(file, 8)).unwrap();
+        for r in &results {
+            assert_eq!(r.verdict, Verdict::Verified { frames: 9 }, "{r:?}");
+            // The mover touches the first box from frame 4 on (x = 2 - 0.25 t reaches 1).
+            assert_eq!((r.created, r.pairs), (1, 1), "{r:?}");
+        }
+    }
+
+    fn file_options(file: SceneFile, frames: usize) -> RunOptions {
+        RunOptions {
             scene: SceneKind::Uniform,
-            n: file.objects.len(),
-            frames: 8,
+            n: file.object_count(),
+            frames,
             seed: 0,
             algorithms: Algorithm::ALL.to_vec(),
             samples: 2,
             progress: false,
             verify: true,
             file: Some(Arc::new(file)),
-        };
-        let results = run(&opts).unwrap();
-        for r in &results {
-            assert_eq!(r.verdict, Verdict::Verified { frames: 9 }, "{r:?}");
-            // The mover touches the first box from frame 4 on (x = 2 - 0.25 t reaches 1).
-            assert_eq!((r.created, r.pairs), (1, 1), "{r:?}");
         }
+    }
+
+    #[test]
+    fn a_trace_replays_and_verifies() {
+        let text = include_str!("../tests/data/moves.scene");
+        let file = crate::scene_file::parse(text).unwrap();
+        assert_eq!(trace_frames(&file, None), Ok(4));
+        assert_eq!(trace_frames(&file, Some(2)), Ok(2));
+        assert!(trace_frames(&file, Some(5))
+            .unwrap_err()
+            .contains("trace's 4"));
+        let opts = file_options(file, 4);
+        for r in run(&opts).unwrap() {
+            assert_eq!(r.verdict, Verdict::Verified { frames: 5 }, "{r:?}");
+            // Created: 0-9, 1-2, 0-1; deleted: 0-9 (0 leaves), 9 with nobody when it leaves.
+            assert_eq!((r.created, r.deleted, r.pairs), (3, 1, 2), "{r:?}");
+        }
+    }
+
+    #[test]
+    fn a_recorded_scene_replays_with_the_scene_s_counts() {
+        for scene in [
+            SceneKind::Churn,
+            SceneKind::Teleport,
+            SceneKind::StaticWorld,
+        ] {
+            let generated = RunOptions {
+                scene,
+                n: 500,
+                frames: 6,
+                seed: 8,
+                algorithms: Algorithm::ALL.to_vec(),
+                samples: 2,
+                progress: false,
+                verify: true,
+                file: None,
+            };
+            let text = crate::scene_file::write(&crate::scene_file::record(scene, 500, 8, 6));
+            let replayed = file_options(crate::scene_file::parse(&text).unwrap(), 6);
+            let counts = |opts: &RunOptions| -> Vec<_> {
+                run(opts)
+                    .unwrap()
+                    .into_iter()
+                    .map(|r| (r.algorithm, r.pairs, r.created, r.deleted, r.verdict))
+                    .collect()
+            };
+            assert_eq!(counts(&replayed), counts(&generated), "{scene}");
+        }
+    }
+
+    #[test]
+    fn every_format_prints_the_same_rows() {
+        let opts = RunOptions {
+            scene: SceneKind::Pile,
+            n: 40,
+            frames: 3,
+            seed: 2,
+            algorithms: vec![Algorithm::Abp, Algorithm::Grid],
+            samples: 2,
+            progress: false,
+            verify: true,
+            file: None,
+        };
+        let mut results = run(&opts).unwrap();
+        results[1].verdict = Verdict::Mismatch {
+            frame: 2,
+            what: "created: 1 pairs, expected 2".to_string(),
+        };
+        let rows = rows(&opts, &results);
+        assert_eq!(rows[0].pairs, 40 * 39 / 2);
+
+        let table = report(&opts, &results, Format::Table);
+        assert!(
+            table.contains("yes (4 frames)") && table.contains("NO: frame 2"),
+            "{table}"
+        );
+
+        let json: serde_json::Value =
+            serde_json::from_str(&report(&opts, &results, Format::Json)).unwrap();
+        assert_eq!(json["scene"], "pile");
+        assert_eq!(json["seed"], 2);
+        assert_eq!(
+            (json["boxes"].as_u64(), json["frames"].as_u64()),
+            (Some(40), Some(3))
+        );
+        let json_rows = json["rows"].as_array().unwrap();
+        assert_eq!(json_rows.len(), 2);
+        for (j, r) in json_rows.iter().zip(&rows) {
+            assert_eq!(j.as_object().unwrap().len(), Row::COLUMNS.len());
+            assert_eq!(j["algorithm"], r.algorithm.as_str());
+            assert_eq!(j["pairs"].as_u64(), Some(r.pairs as u64));
+            assert_eq!(j["frame_ms_median"].as_f64(), Some(r.frame_ms_median));
+            assert_eq!(j["verified"], r.verified.as_str());
+        }
+
+        let csv = report(&opts, &results, Format::Csv);
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(lines.len(), 3, "{csv}");
+        assert_eq!(lines[0], Row::COLUMNS.join(","));
+        assert!(lines[1].starts_with("Abp,"), "{csv}");
+        assert!(lines[1].ends_with(",780,0,0,yes (4 frames)"), "{csv}");
+        // The mismatch holds a comma: quoted.
+        assert!(
+            lines[2].ends_with(",\"NO: frame 2: created: 1 pairs, expected 2\""),
+            "{csv}"
+        );
     }
 
     #[test]
