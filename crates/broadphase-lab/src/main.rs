@@ -3,6 +3,10 @@
 //! `bplab` alone runs the default scene (20,000 moving boxes) through every algorithm, checks
 //! each against `BruteForce` and prints a timing table. `bplab run --help` lists the knobs;
 //! `bplab bench` measures every algorithm against the peers and writes results and charts.
+//!
+//! Exit codes (see [`broadphase_lab::cli`]): 0 on success, 2 for a usage error (a bad
+//! argument, value or input file: nothing ran), 1 when a run failed (a verification mismatch,
+//! output that could not be written).
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -11,10 +15,11 @@ use broadphase::Algorithm;
 
 use broadphase_lab::bench::{self, BenchError, BenchOptions, PeerKind};
 use broadphase_lab::cells::{self, CellOptions};
-use broadphase_lab::output::print_or_fail;
+use broadphase_lab::cli::{self, usage_error};
+use broadphase_lab::output::{print_or_fail, Format};
 use broadphase_lab::regions::{self, RegionOptions};
 use broadphase_lab::run::{self, RunOptions, Verdict, VERIFY_ALL_UP_TO};
-use broadphase_lab::scene_file;
+use broadphase_lab::scene_file::{self, SceneFile};
 use broadphase_lab::scenes::SceneKind;
 use broadphase_lab::tree::{self, TreeOptions};
 use clap::{Args, Parser, Subcommand};
@@ -39,6 +44,8 @@ struct Cli {
 enum Command {
     /// Run algorithms on a scene, verify them against BruteForce and print a table.
     Run(RunArgs),
+    /// Record a generated scene's frames as a trace file that `run --scene-file` replays.
+    Record(RecordArgs),
     /// Lay a scene out in Mbp's regions and draw them as an SVG picture.
     Regions(RegionArgs),
     /// Build a scene into a QuadTree, run it, and write the trees as Graphviz DOT.
@@ -78,8 +85,9 @@ struct BenchArgs {
     /// Boxes per scene, comma-separated: 10000, 10k, 1m.
     #[arg(long, value_delimiter = ',', value_parser = bench::parse_size)]
     sizes: Vec<usize>,
-    /// Thread counts, comma-separated: numbers, or `all` for every core.
-    #[arg(long, value_delimiter = ',', value_parser = bench::parse_threads)]
+    /// Thread counts, comma-separated: numbers from 1 to 4 per core (at most 256), or `all`
+    /// for every core.
+    #[arg(long, value_delimiter = ',', value_parser = cli::parse_bench_threads)]
     threads: Vec<usize>,
     /// Frames per timed round.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100_000))]
@@ -171,7 +179,7 @@ struct RegionArgs {
     #[arg(long, default_value_t = 4)]
     subdivisions: u32,
     /// Add Unreal's four outer regions, this much beyond the scene's bounds on each side.
-    #[arg(long)]
+    #[arg(long, value_parser = cli::parse_distance)]
     outer: Option<f32>,
     /// The up axis: x, y or z.
     #[arg(long, default_value = "y", value_parser = ["x", "y", "z"])]
@@ -221,7 +229,7 @@ struct CellArgs {
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// The fine cell size (default: chosen by the grid from the boxes).
-    #[arg(long)]
+    #[arg(long, value_parser = cli::parse_positive)]
     cell_size: Option<f32>,
     /// Frames to run after the first update, before drawing.
     #[arg(long, default_value_t = 0)]
@@ -239,16 +247,16 @@ struct CellArgs {
 
 #[derive(Args, Debug)]
 struct RunArgs {
-    /// The scene: uniform, sleeping, churn, sizes, clustered, grid, particles, static_world,
-    /// pile, teleport, far.
+    /// The scene (see `bplab list`).
     #[arg(long, default_value = "uniform")]
     scene: SceneKind,
     /// Number of boxes.
     #[arg(long, default_value_t = 20_000, value_parser = clap::value_parser!(u32).range(1..=16_777_216))]
     n: u32,
-    /// Frames to run after the build.
-    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
-    frames: u32,
+    /// Frames to run after the build [default: 100; a trace's: all of its frames, and at most
+    /// those].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    frames: Option<u32>,
     /// Seed of the scene.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -259,8 +267,8 @@ struct RunArgs {
     /// scene is too large to verify every frame.
     #[arg(long, default_value_t = 3)]
     samples: usize,
-    /// Worker threads (default: all cores).
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    /// Worker threads, 1 to 4 per core (at most 256); default: all cores.
+    #[arg(long, value_parser = cli::parse_threads)]
     threads: Option<u32>,
     /// Never show the progress bar.
     #[arg(long)]
@@ -268,9 +276,32 @@ struct RunArgs {
     /// Skip the comparison with BruteForce (for scenes too large to check quickly).
     #[arg(long)]
     no_verify: bool,
-    /// Run the objects of a scene file instead of a generated scene (format: `bplab list`).
+    /// Run the objects of a scene file, or replay a trace, instead of a generated scene
+    /// (format: `bplab list`).
     #[arg(long, conflicts_with_all = ["scene", "n", "seed"])]
     scene_file: Option<std::path::PathBuf>,
+    /// How to print the results: a table, JSON or CSV.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+}
+
+#[derive(Args, Debug)]
+struct RecordArgs {
+    /// The scene (see `bplab list`).
+    #[arg(long, default_value = "uniform")]
+    scene: SceneKind,
+    /// Number of boxes.
+    #[arg(long, default_value_t = 1_000, value_parser = clap::value_parser!(u32).range(1..=16_777_216))]
+    n: u32,
+    /// Frames to record after the start.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
+    frames: u32,
+    /// Seed of the scene.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Where to write the trace.
+    #[arg(long)]
+    out: std::path::PathBuf,
 }
 
 impl Default for RunArgs {
@@ -278,7 +309,7 @@ impl Default for RunArgs {
         Self {
             scene: SceneKind::Uniform,
             n: 20_000,
-            frames: 100,
+            frames: None,
             seed: 1,
             algo: Vec::new(),
             samples: 3,
@@ -286,34 +317,56 @@ impl Default for RunArgs {
             no_progress: false,
             no_verify: false,
             scene_file: None,
+            format: Format::Table,
         }
     }
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // `--help` and `--version` come this way too, as "errors" printed on stdout.
+            let printed = e.print();
+            return if !e.use_stderr() {
+                printed.map_or(ExitCode::FAILURE, |()| ExitCode::SUCCESS)
+            } else {
+                usage_error()
+            };
+        }
+    };
     match cli.command.unwrap_or(Command::Run(RunArgs::default())) {
         Command::Run(args) => run_command(args),
+        Command::Record(args) => record_command(&args),
         Command::Lab(args) => broadphase_lab::lab::command(&args),
         Command::Bench(args) => bench_command(&args),
         Command::Regions(args) => regions_command(&args),
         Command::Tree(args) => tree_command(&args),
         Command::Cells(args) => cells_command(&args),
-        Command::List => {
-            let mut text = String::from("scenes:\n");
-            for s in SceneKind::ALL {
-                text += &format!("  {s}\n");
-            }
-            text += "algorithms:\n";
-            for a in Algorithm::ALL {
-                text += &format!("  {} ({a:?})\n", a.cli_name());
-            }
-            text += "scene files (--scene-file), one object per line, # comments:\n";
-            text +=
-                "  box <min x y z> <max x y z> [fixed] [layer L] [group G] [velocity vx vy vz]\n";
-            print_or_fail(&text)
-        }
+        Command::List => print_or_fail(&list()),
     }
+}
+
+/// `bplab list`: the scenes, the algorithms and the scene file format.
+fn list() -> String {
+    let mut text = String::from("scenes:\n");
+    let width = SceneKind::ALL
+        .iter()
+        .map(|s| s.name().len())
+        .max()
+        .unwrap_or(0);
+    for s in SceneKind::ALL {
+        text += &format!("  {:width$}  {}\n", s.name(), s.description());
+    }
+    text += "algorithms:\n";
+    for a in Algorithm::ALL {
+        text += &format!("  {} ({a:?})\n", a.cli_name());
+    }
+    text += "scene files (--scene-file):\n";
+    for line in scene_file::SYNTAX.lines() {
+        text += &format!("  {line}\n");
+    }
+    text
 }
 
 fn bench_command(args: &BenchArgs) -> ExitCode {
@@ -412,7 +465,7 @@ fn report_and_write(
         Ok(made) => made,
         Err(e) => {
             eprintln!("bplab: {e}");
-            return ExitCode::FAILURE;
+            return cli::exit_code(&e);
         }
     };
     if print_or_fail(&report) != ExitCode::SUCCESS {
@@ -427,23 +480,33 @@ fn report_and_write(
     }
 }
 
+/// Reads and checks a scene file: the error says which file and line.
+fn read_scene_file(path: &std::path::Path) -> Result<SceneFile, String> {
+    std::fs::read_to_string(path)
+        .map_err(|e| e.to_string())
+        .and_then(|text| scene_file::parse(&text).map_err(|e| e.to_string()))
+        .map_err(|e| format!("{}: {e}", path.display()))
+}
+
 fn run_command(args: RunArgs) -> ExitCode {
-    let file = match &args.scene_file {
-        None => None,
-        Some(path) => {
-            let parsed = std::fs::read_to_string(path)
-                .map_err(|e| e.to_string())
-                .and_then(|text| scene_file::parse(&text).map_err(|e| e.to_string()));
-            match parsed {
-                Ok(f) => Some(Arc::new(f)),
-                Err(e) => {
-                    eprintln!("bplab: {}: {e}", path.display());
-                    return ExitCode::from(2);
-                }
-            }
+    let file = match args.scene_file.as_deref().map(read_scene_file).transpose() {
+        Ok(file) => file.map(Arc::new),
+        Err(e) => {
+            eprintln!("bplab: {e}");
+            return usage_error();
         }
     };
-    let n = file.as_ref().map_or(args.n as usize, |f| f.objects.len());
+    let frames = match file.as_deref().filter(|f| f.is_trace()) {
+        Some(trace) => match run::trace_frames(trace, args.frames) {
+            Ok(frames) => frames,
+            Err(e) => {
+                eprintln!("bplab: {e}");
+                return usage_error();
+            }
+        },
+        None => args.frames.unwrap_or(100) as usize,
+    };
+    let n = file.as_ref().map_or(args.n as usize, |f| f.object_count());
     let algorithms = if args.algo.is_empty() {
         Algorithm::ALL
             .iter()
@@ -456,7 +519,7 @@ fn run_command(args: RunArgs) -> ExitCode {
     let opts = RunOptions {
         scene: args.scene,
         n,
-        frames: args.frames as usize,
+        frames,
         seed: args.seed,
         algorithms,
         samples: args.samples,
@@ -471,10 +534,11 @@ fn run_command(args: RunArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let outcome = pool.install(|| run::run(&opts).map(|r| (run::table(&opts, &r), r)));
+    let outcome =
+        pool.install(|| run::run(&opts).map(|r| (run::report(&opts, &r, args.format), r)));
     match outcome {
-        Ok((table, results)) => {
-            let printed = print_or_fail(&table);
+        Ok((report, results)) => {
+            let printed = print_or_fail(&report);
             if results
                 .iter()
                 .any(|r| matches!(r.verdict, Verdict::Mismatch { .. }))
@@ -486,6 +550,24 @@ fn run_command(args: RunArgs) -> ExitCode {
         }
         Err(e) => {
             eprintln!("bplab: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn record_command(args: &RecordArgs) -> ExitCode {
+    let file = scene_file::record(args.scene, args.n as usize, args.seed, args.frames as usize);
+    match std::fs::write(&args.out, scene_file::write(&file)) {
+        Ok(()) => print_or_fail(&format!(
+            "{} frames of {} ({} boxes, seed {}) written to {}\n",
+            args.frames,
+            args.scene,
+            args.n,
+            args.seed,
+            args.out.display()
+        )),
+        Err(e) => {
+            eprintln!("bplab: cannot write {}: {e}", args.out.display());
             ExitCode::FAILURE
         }
     }
