@@ -31,8 +31,9 @@ pub enum Mode {
 /// [`BroadPhaseAdapter::take_error`].
 #[derive(Clone, Debug)]
 pub struct AdapterError {
-    /// The adapter's update (1 for the first) that met it.
-    pub step: u64,
+    /// The adapter's update that met it (1 for the first; rapier 0.27 updates the broad phase
+    /// at least twice per step).
+    pub update: u64,
     /// The collider concerned, when there is one.
     pub collider: Option<ColliderHandle>,
     /// What the broad phase said.
@@ -41,7 +42,7 @@ pub struct AdapterError {
 
 impl fmt::Display for AdapterError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "step {}: ", self.step)?;
+        write!(f, "update {}: ", self.update)?;
         if let Some(h) = self.collider {
             let (index, generation) = h.into_raw_parts();
             write!(f, "collider {index}v{generation}: ")?;
@@ -113,7 +114,7 @@ pub struct BroadPhaseAdapter<B: ?Sized + BroadPhase = dyn BroadPhase> {
     mode: Mode,
     /// Overrides the change-detection skin (`1e-2 * length_unit` in rapier).
     skin: Option<f32>,
-    step: u64,
+    updates: u64,
     error: Option<AdapterError>,
     /// Collider index → its slot: one way of the map.
     slots: Vec<Option<Slot>>,
@@ -145,7 +146,7 @@ impl<B: ?Sized + BroadPhase> BroadPhaseAdapter<B> {
         Self {
             mode,
             skin: None,
-            step: 0,
+            updates: 0,
             error: None,
             slots: Vec::new(),
             colliders_of: Vec::new(),
@@ -211,7 +212,7 @@ impl<B: ?Sized + BroadPhase> BroadPhaseAdapter<B> {
     fn fail(&mut self, collider: Option<ColliderHandle>, source: broadphase::Error) {
         if self.error.is_none() {
             self.error = Some(AdapterError {
-                step: self.step,
+                update: self.updates,
                 collider,
                 source,
             });
@@ -420,7 +421,7 @@ impl<B: ?Sized + BroadPhase + 'static> RapierBroadPhase for BroadPhaseAdapter<B>
         removed_colliders: &[ColliderHandle],
         events: &mut Vec<BroadPhasePairEvent>,
     ) {
-        self.step += 1;
+        self.updates += 1;
         self.removals.clear();
         self.removals.append(&mut self.orphans);
         self.moves.clear();

@@ -23,8 +23,12 @@ pub enum EventKind {
 /// collider index first) and what each reported for it (`None`: nothing).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Divergence {
-    /// The step (1 for the first update).
+    /// The step, as counted by [`Lockstep::begin_step`] (1 for the first; 0 if never called).
     pub step: u64,
+    /// Which broad-phase update of that step (1 for the first): rapier 0.27 updates the broad
+    /// phase once for the user's changes and once more after each (CCD) substep moved the
+    /// bodies.
+    pub update: u64,
     /// The pair.
     pub pair: ColliderPair,
     /// What the reference reported for the pair at that step.
@@ -46,8 +50,10 @@ impl fmt::Display for Divergence {
         };
         write!(
             f,
-            "step {}: pair ({}, {}): the reference reported {}, the candidate {}",
+            "step {} (update {} of the step): pair ({}, {}): the reference reported {}, the \
+             candidate {}",
             self.step,
+            self.update,
             name(self.pair.collider1),
             name(self.pair.collider2),
             what(self.reference),
@@ -60,7 +66,9 @@ impl std::error::Error for Divergence {}
 
 /// Runs `reference` and `candidate` on the same inputs each step; the simulation goes on with
 /// the reference's events, and the first step and pair where the candidate's differ are kept
-/// for [`result`](Lockstep::result). Both lists are compared in [`canonical_order`], so only
+/// for [`result`](Lockstep::result). Call [`begin_step`](Lockstep::begin_step) before each
+/// `PhysicsPipeline::step` so that the step can be named (the broad phase cannot tell one
+/// step's updates from the next one's). Both lists are compared in [`canonical_order`], so only
 /// what is reported counts, not its order.
 ///
 /// ```
@@ -77,6 +85,8 @@ pub struct Lockstep<R, C> {
     reference: R,
     candidate: C,
     step: u64,
+    /// Updates since the step began.
+    update: u64,
     divergence: Option<Divergence>,
     theirs: Vec<BroadPhasePairEvent>,
     ours: Vec<BroadPhasePairEvent>,
@@ -89,13 +99,20 @@ impl<R, C> Lockstep<R, C> {
             reference,
             candidate,
             step: 0,
+            update: 0,
             divergence: None,
             theirs: Vec::new(),
             ours: Vec::new(),
         }
     }
 
-    /// The steps run so far.
+    /// Marks the start of a `PhysicsPipeline::step`.
+    pub fn begin_step(&mut self) {
+        self.step += 1;
+        self.update = 0;
+    }
+
+    /// The steps begun so far.
     pub fn steps(&self) -> u64 {
         self.step
     }
@@ -132,7 +149,7 @@ impl<R: RapierBroadPhase, C: RapierBroadPhase> RapierBroadPhase for Lockstep<R, 
         removed_colliders: &[ColliderHandle],
         events: &mut Vec<BroadPhasePairEvent>,
     ) {
-        self.step += 1;
+        self.update += 1;
         self.theirs.clear();
         self.ours.clear();
         let args = (
@@ -154,6 +171,7 @@ impl<R: RapierBroadPhase, C: RapierBroadPhase> RapierBroadPhase for Lockstep<R, 
                 first_difference(&self.theirs, &self.ours).map(|(pair, reference, candidate)| {
                     Divergence {
                         step: self.step,
+                        update: self.update,
                         pair,
                         reference,
                         candidate,
