@@ -8,6 +8,16 @@ use broadphase_lab::scenes::SceneKind;
 #[global_allocator]
 static ALLOC: Counting = Counting;
 
+/// The memory figures come from one global counter: two benches at once would count each
+/// other's bytes, so the tests that run one take this lock first.
+static ONE_BENCH_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_BENCH_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 fn tiny() -> BenchOptions {
     let mut o = BenchOptions::quick();
     o.sizes = vec![400];
@@ -21,6 +31,7 @@ fn tiny() -> BenchOptions {
 
 #[test]
 fn a_tiny_quick_matrix_runs_and_writes_every_file() {
+    let _guard = one_at_a_time();
     let opts = tiny();
     let report = bench::run(&opts).unwrap();
     // 3 scenes × 1 size × 2 thread counts.
@@ -71,6 +82,7 @@ fn a_tiny_quick_matrix_runs_and_writes_every_file() {
 
 #[test]
 fn pile_is_capped_fixed_boxes_do_not_pair_and_bad_options_are_refused() {
+    let _guard = one_at_a_time();
     let mut opts = tiny();
     // In static_world the peers must drop the pairs of two fixed boxes, as broadphase does.
     opts.scenes = vec![SceneKind::Pile, SceneKind::StaticWorld];
@@ -87,6 +99,7 @@ fn pile_is_capped_fixed_boxes_do_not_pair_and_bad_options_are_refused() {
 
 #[test]
 fn publish_writes_the_docs_and_rewrites_only_the_readme_regions() {
+    let _guard = one_at_a_time();
     use broadphase_lab::bench::publish;
     let mut opts = tiny();
     opts.scenes = vec![SceneKind::Uniform];

@@ -141,8 +141,13 @@ impl BenchOptions {
         if self.sizes.iter().any(|&n| n == 0 || n > MAX_SIZE) {
             return bad(&format!("--sizes: each from 1 to {MAX_SIZE}"));
         }
-        if self.threads.iter().any(|&t| t == 0 || t > 1024) {
-            return bad("--threads: each from 1 to 1024");
+        let max = crate::cli::max_threads();
+        if self.threads.iter().any(|&t| t == 0 || t > max) {
+            return bad(&format!(
+                "--threads: each from 1 to {max} ({} per core, at most {})",
+                crate::cli::THREADS_PER_CORE,
+                crate::cli::MAX_THREADS
+            ));
         }
         let largest = self
             .scenes
@@ -176,7 +181,7 @@ pub fn default_peers() -> Vec<PeerKind> {
 
 /// The cores of this machine (1 when unknown).
 pub fn cores() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
+    crate::cli::cores()
 }
 
 /// Thread counts with 0 read as all cores, sorted, each once.
@@ -211,21 +216,6 @@ pub fn parse_size(s: &str) -> Result<usize, String> {
         .ok_or_else(|| {
             format!("{s:?}: a number of boxes from 1 to {MAX_SIZE} (like 10000, 10k, 1m)")
         })
-}
-
-/// A thread count on the command line: a number from 1 to 1024, or `all` (every core).
-///
-/// # Errors
-/// A message when it is neither.
-pub fn parse_threads(s: &str) -> Result<usize, String> {
-    let t = s.trim().to_ascii_lowercase();
-    if t == "all" {
-        return Ok(cores());
-    }
-    t.parse::<usize>()
-        .ok()
-        .filter(|n| (1..=1024).contains(n))
-        .ok_or_else(|| format!("{s:?}: a thread count from 1 to 1024, or all"))
 }
 
 /// Why a bench failed.
@@ -496,9 +486,9 @@ mod tests {
         assert!(parse_size("0").is_err());
         assert!(parse_size("ten").is_err());
         assert!(parse_size("99999999999999999999k").is_err());
-        assert_eq!(parse_threads("all"), Ok(cores()));
-        assert_eq!(parse_threads("2"), Ok(2));
-        assert!(parse_threads("0").is_err());
+        let mut o = BenchOptions::quick();
+        o.threads = vec![crate::cli::max_threads() + 1];
+        assert!(matches!(o.validate(), Err(BenchError::Options(_))));
     }
 
     #[test]
