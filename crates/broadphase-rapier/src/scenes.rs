@@ -373,7 +373,7 @@ pub fn joints(size: usize) -> World {
 pub fn churn(size: usize) -> World {
     let mut world = balls(size);
     world.script = Some(|world: &mut World| {
-        if world.steps == 0 || world.steps % 4 != 0 {
+        if world.steps == 0 || !world.steps.is_multiple_of(4) {
             return;
         }
         let dynamic: Vec<RigidBodyHandle> = world
