@@ -37,6 +37,9 @@ pub enum SceneKind {
     Teleport,
     /// The uniform scene a million units from the origin.
     Far,
+    /// A lattice of touching unit cubes at rest, every box set to the box it has each frame
+    /// (an engine that reports every body, moving or not).
+    Resting,
 }
 
 impl SceneKind {
@@ -53,6 +56,7 @@ impl SceneKind {
         SceneKind::Pile,
         SceneKind::Teleport,
         SceneKind::Far,
+        SceneKind::Resting,
     ];
 
     /// The name used on the command line.
@@ -69,6 +73,7 @@ impl SceneKind {
             SceneKind::Pile => "pile",
             SceneKind::Teleport => "teleport",
             SceneKind::Far => "far",
+            SceneKind::Resting => "resting",
         }
     }
 
@@ -109,6 +114,10 @@ impl SceneKind {
                 "the uniform scene with 1% of the boxes jumping across the world each frame"
             }
             SceneKind::Far => "the uniform scene a million units from the origin",
+            SceneKind::Resting => {
+                "a lattice of touching unit cubes at rest, every box set to the box it has each \
+                 frame (an engine that reports every body)"
+            }
         }
     }
 }
@@ -183,6 +192,8 @@ impl Frame {
 enum Motion {
     /// Never moves.
     Still,
+    /// Never moves, but is set to its box every frame.
+    Hold,
     /// Constant velocity, bouncing off the walls of the world cube.
     Bounce([f32; 3]),
     /// Oscillates around `anchor` with amplitude `amp` and phase `phase`.
@@ -288,6 +299,14 @@ impl Scene {
                         phase: rng.random_range(0.0..std::f32::consts::TAU),
                     };
                     s.push(anchor, [0.5; 3], motion, ProxyDesc::dynamic());
+                }
+            }
+            SceneKind::Resting => {
+                let m = (n as f64).cbrt().ceil() as usize;
+                s.side = m as f32;
+                for i in 0..n {
+                    let centre = [i % m, (i / m) % m, i / (m * m)].map(|k| k as f32 + 0.5);
+                    s.push(centre, [0.5; 3], Motion::Hold, ProxyDesc::dynamic());
                 }
             }
             SceneKind::Particles => {
@@ -478,6 +497,7 @@ impl Scene {
             let c = &mut self.centers[i];
             match &mut self.motions[i] {
                 Motion::Still => continue,
+                Motion::Hold => {}
                 Motion::Bounce(v) => {
                     for a in 0..3 {
                         c[a] += v[a];

@@ -660,9 +660,12 @@ mod tests {
             Aabb::new([3.0, 0.0, 0.0], [4.0, 1.0, 1.0]),
             ProxyDesc::dynamic(),
         )?;
+        let far = bp.insert(Aabb::new([10.0; 3], [11.0; 3]), ProxyDesc::dynamic())?;
         assert!(bp.update()?.is_empty());
-        // An update with a change (a box set where it is) lets the still boxes sleep.
+        // An update with a change (a far box moving; a box set where it is is no change)
+        // lets the still boxes sleep.
         bp.set_aabb(a, Aabb::new([0.0; 3], [1.0; 3]))?;
+        bp.set_aabb(far, Aabb::new([20.0; 3], [21.0; 3]))?;
         assert!(bp.update()?.is_empty());
         assert!(matches!(bp.stats().figures, Figures::Sap(f) if f.asleep == 2));
         bp.set_aabb(a, Aabb::new([2.0, 0.0, 0.0], [3.0, 1.0, 1.0]))?;

@@ -86,22 +86,43 @@ pub(super) fn write_moves(
         }
         // Checked: a live slot within this part.
         let i = id.index() as usize - base;
-        aabbs[i] = aabb;
-        w.grow(&aabb);
-        let f = flags[i];
-        flags[i] = f | DIRTY | BOX_SET;
         // In bounds: at most one entry per item.
         dirty[w.changed] = id.index();
-        w.changed += usize::from(f & DIRTY == 0);
-        w.newly_set += usize::from(f & BOX_SET == 0);
+        write_one(&mut aabbs[i], &mut flags[i], aabb, &mut w);
     }
     w
+}
+
+/// Writes one checked move into its slot; returns whether it made the slot newly changed.
+///
+/// A box set to the box it already has changes nothing an algorithm sees: engines that set
+/// every body's box every frame, resting or not, would otherwise pay a moving frame for a
+/// still one. Such a slot keeps its flags, so the update does not visit it (a slot changed
+/// earlier in the frame stays changed). It is not counted as set either: a frame that sets
+/// every box but some to themselves keeps the world's bounds loose (they still hold every
+/// box) instead of taking the union of the set boxes.
+#[inline(always)]
+pub(super) fn write_one(stored: &mut Aabb, flag: &mut u8, aabb: Aabb, w: &mut Written) -> bool {
+    let same = *stored == aabb;
+    *stored = aabb;
+    w.grow(&aabb);
+    let f = *flag;
+    let set = if same { 0 } else { BOX_SET | DIRTY };
+    *flag = f | set;
+    w.newly_set += usize::from(!same && f & BOX_SET == 0);
+    let new = !same && f & DIRTY == 0;
+    w.changed += usize::from(new);
+    new
 }
 
 impl Store {
     pub(crate) fn set_aabb(&mut self, id: ProxyId, aabb: Aabb) -> Result<(), Error> {
         let slot = self.slot(id)?;
         aabb.validate()?;
+        // As in a batch ([`write_one`]): a box set to the box it has changes nothing.
+        if self.aabbs[slot] == aabb {
+            return Ok(());
+        }
         self.aabbs[slot] = aabb;
         self.grow_bounds(&aabb);
         self.bounds_loose += 1;
@@ -274,11 +295,20 @@ mod tests {
         // Each half in order, the second starting below the first.
         let mut rotated = in_order.clone();
         rotated.rotate_left(in_order.len() / 2);
+        // Every other proxy set to the box it has: those slots are not listed as changed.
+        let still: Vec<(ProxyId, Aabb)> = scattered
+            .iter()
+            .enumerate()
+            .map(|(k, &(id, aabb))| {
+                let stored = *reference.aabb_at(id.index() as usize);
+                (id, if k % 2 == 0 { stored } else { aabb })
+            })
+            .collect();
         let mut faulty = in_order.clone();
         let last = faulty.len() - 1;
         faulty[last].1 = Aabb::new([1.0; 3], [0.0; 3]);
         faulty[PARALLEL_MOVES + 3].0 = ids[0];
-        for batch in [&in_order, &shuffled, &scattered, &rotated, &faulty] {
+        for batch in [&in_order, &shuffled, &scattered, &rotated, &still, &faulty] {
             let (mut one, _) = loaded(n, false);
             let (mut two, _) = loaded(n, true);
             let before = state(&two);
@@ -310,6 +340,35 @@ mod tests {
             one.finish_update_listed(&[], &[]);
             two.begin_update();
             two.finish_update_listed(&[], &[]);
+        }
+    }
+
+    /// A box set to the box it has is flagged as set but not listed as changed, one at a time
+    /// and in a batch; a slot changed earlier in the update stays listed.
+    #[test]
+    fn a_box_set_to_itself_is_not_a_change() {
+        for parallel in [false, true] {
+            let (mut store, ids) = loaded(40, parallel);
+            store.begin_update();
+            store.finish_update_listed(&[], &[]);
+            assert!(store.dirty.is_empty());
+            let boxes: Vec<(ProxyId, Aabb)> = ids
+                .iter()
+                .filter(|&&id| store.slot(id).is_ok())
+                .map(|&id| (id, *store.aabb_at(id.index() as usize)))
+                .collect();
+            store.set_aabbs(&boxes).unwrap();
+            store.set_aabb(boxes[3].0, boxes[3].1).unwrap();
+            assert!(
+                store.dirty.is_empty(),
+                "parallel {parallel}: {:?}",
+                store.dirty
+            );
+            assert_eq!(store.boxes_set, 0);
+            let (id, aabb) = boxes[5];
+            store.set_aabb(id, aabb.translated([1.0; 3])).unwrap();
+            store.set_aabbs(&[(id, aabb.translated([1.0; 3]))]).unwrap();
+            assert_eq!(store.dirty, [id.index()]);
         }
     }
 }

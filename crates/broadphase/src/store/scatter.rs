@@ -9,8 +9,8 @@ pub(super) use par::{check_pieces, write_pieces, write_scattered, Scatter};
 #[cfg(feature = "parallel")]
 mod par {
     use crate::prefetch::{prefetch, prefetch_whole};
-    use crate::store::moves::{write_moves, Written, MOVE_AHEAD};
-    use crate::store::{Store, BOX_SET, DIRTY};
+    use crate::store::moves::{write_moves, write_one, Written, MOVE_AHEAD};
+    use crate::store::Store;
     use crate::{Aabb, Error, ProxyId};
     use rayon::prelude::*;
 
@@ -258,14 +258,8 @@ mod par {
                         let (id, aabb) = items[k as usize];
                         // Checked: a live slot of this range.
                         let i = id.index() as usize - base;
-                        aabbs[i] = aabb;
-                        w.grow(&aabb);
-                        let f = flags[i];
-                        flags[i] = f | DIRTY | BOX_SET;
-                        let new = f & DIRTY == 0;
+                        let new = write_one(&mut aabbs[i], &mut flags[i], aabb, &mut w);
                         marks[k as usize / 64] |= u64::from(new) << (k % 64);
-                        w.changed += usize::from(new);
-                        w.newly_set += usize::from(f & BOX_SET == 0);
                     }
                 }
                 w
