@@ -84,6 +84,14 @@ pub enum Error {
         /// The valid range, in words.
         expected: &'static str,
     },
+    /// The engine's device failed during an update (a GPU device lost, out of memory). The
+    /// update changed nothing: the store keeps every change since the last update, and the
+    /// next update (or a fresh engine, `Driver::replace_engine`) brings them in.
+    #[error("the engine's device failed: {message}")]
+    Device {
+        /// What the device reported.
+        message: String,
+    },
 }
 
 impl Error {
