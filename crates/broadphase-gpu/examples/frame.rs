@@ -2,7 +2,7 @@
 //! neighbours each), a tenth of them moved per frame.
 //!
 //! ```text
-//! cargo run --release -p broadphase-gpu --example frame -- 100000 20
+//! cargo run --release -p broadphase-gpu --example frame -- 100000 20 [radix bits]
 //! ```
 
 use std::time::Instant;
@@ -14,7 +14,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let n: usize = args.next().map_or(Ok(10_000), |s| s.parse())?;
     let frames: usize = args.next().map_or(Ok(20), |s| s.parse())?;
-    let gpu = broadphase_gpu::new(Config::default())?;
+    let mut settings = broadphase_gpu::GpuGridSettings::default();
+    if let Some(bits) = args.next() {
+        settings = settings.with_radix_bits(bits.parse()?);
+    }
+    let gpu = broadphase_gpu::with_settings(Config::default(), settings)?;
     println!("{}", gpu.engine().context().adapter());
     let side = (n as f32 * 3.4 / 3.0).cbrt() * 1.5;
     let mut rng = SplitMix64::new(1);
@@ -29,6 +33,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let moves: Vec<Vec<(usize, Aabb)>> = (0..frames)
         .map(|_| (0..n).step_by(10).map(|i| (i, make(&mut rng))).collect())
         .collect();
+    let figures = |bp: &dyn BroadPhase| format!("{:?}", bp.stats().figures);
     let grids: Vec<(&str, Box<dyn BroadPhase>)> = vec![
         ("GpuGrid", Box::new(gpu) as Box<dyn BroadPhase>),
         ("Grid (CPU)", Box::new(Grid::new(Config::default()))),
@@ -52,6 +57,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             per.as_secs_f64() * 1e3,
             n.div_ceil(10)
         );
+        println!("{:>10}  {}", "", figures(bp.as_ref()));
     }
     Ok(())
 }

@@ -17,13 +17,13 @@ fn gpu_grid_matches_brute_force() {
     );
 }
 
-/// Four-bit digits (more radix passes), a pair buffer of one pair (an overflow nearly every
-/// update) and cells so small that most boxes live on coarser levels or on none (the CPU's).
+/// Eight-bit digits (fewer, wider radix passes), a pair buffer of one pair (an overflow
+/// nearly every update) and cells so small that most boxes live on coarser levels or on none (the CPU's).
 #[test]
 fn gpu_grid_with_tiny_cells_and_buffers_matches_brute_force() {
     let Some(ctx) = common::context() else { return };
     let settings = GpuGridSettings::default()
-        .with_radix_bits(4)
+        .with_radix_bits(8)
         .with_pair_capacity(1)
         .with_cell_size(1e-3);
     testing::check_algorithm_with(

@@ -157,5 +157,7 @@ fn ten_thousand_boxes_match_the_cpu_grid_frame_by_frame() {
         p
     };
     assert_eq!(sorted(&gpu), sorted(&cpu));
+    let f = gpu.engine().figures();
+    assert!(f.home_cells > 0 && f.home_cells <= f.cell_ids, "{f:?}");
     assert_eq!(gpu.check_structure(), Ok(()));
 }
