@@ -161,3 +161,37 @@ fn ten_thousand_boxes_match_the_cpu_grid_frame_by_frame() {
     assert!(f.home_cells > 0 && f.home_cells <= f.cell_ids, "{f:?}");
     assert_eq!(gpu.check_structure(), Ok(()));
 }
+
+/// Giving up on the device: a CPU engine put under the same proxies carries on with exactly
+/// the events the GPU engine would have reported.
+#[test]
+fn a_cpu_engine_takes_over_the_proxies() {
+    let Some(ctx) = common::context() else { return };
+    let config = Config::default();
+    let mut gpu = common::grid(&ctx, config.clone(), GpuGridSettings::default());
+    let mut oracle = BruteForce::new(config.clone());
+    let mut rng = SplitMix64::new(5);
+    let bs = boxes(&mut rng, 800, 12.0, 1.5);
+    let ids = insert_all(&mut gpu, &bs);
+    insert_all(&mut oracle, &bs);
+    assert_eq!(
+        gpu.update().expect("update"),
+        oracle.update().expect("update")
+    );
+    let moved: Vec<(ProxyId, Aabb)> = ids
+        .iter()
+        .step_by(4)
+        .map(|&id| (id, boxes(&mut rng, 1, 12.0, 1.5)[0]))
+        .collect();
+    gpu.set_aabbs(&moved).expect("valid boxes");
+    oracle.set_aabbs(&moved).expect("valid boxes");
+    let mut cpu = gpu.replace_engine(broadphase::engine::GridEngine::new(
+        &config,
+        broadphase::GridSettings::default(),
+    ));
+    assert_eq!(
+        cpu.update().expect("update"),
+        oracle.update().expect("update")
+    );
+    assert_eq!(cpu.check_structure(), Ok(()));
+}
