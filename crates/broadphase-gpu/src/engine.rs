@@ -105,6 +105,9 @@ pub struct GpuFigures {
     pub gpu_tests: u64,
     /// Pairs found on the device (before the CPU adds the oversized boxes' pairs).
     pub gpu_pairs: u64,
+    /// (slot, box) records uploaded: every live box at the first update (and after a
+    /// failure), then only the changed slots.
+    pub uploaded: u64,
     /// Boxes no level holds, tested on the CPU against every box.
     pub oversized: u64,
     /// Candidate pairs tested on the CPU (the oversized boxes').
@@ -344,7 +347,7 @@ impl GpuGridEngine {
         self.choose_cell(store);
         let slots = store.slot_count() as u64;
         let fresh = self.bufs.is_none();
-        if fresh || store.rules_changed() != 0 {
+        if fresh {
             self.read_rules(store);
         }
         let updates: Vec<Update> = if fresh {
@@ -441,6 +444,7 @@ impl GpuGridEngine {
             cell_ids: u64::from(entries),
             oversized,
             levels: u64::from(mask.count_ones()),
+            uploaded: updates.len() as u64,
             overflows: self.figures.overflows,
             recoveries: self.figures.recoveries,
             ..GpuFigures::default()
@@ -788,6 +792,19 @@ impl Engine for GpuGridEngine {
     fn update(&mut self, store: &Store, changes: &mut PairChanges) -> Result<(), Error> {
         if self.failed {
             self.recover()?;
+        }
+        // Read at the update the rules changed, even one with nothing else to do: the next
+        // updates no longer say they changed.
+        if store.rules_changed() != 0 {
+            self.read_rules(store);
+        }
+        if store.dirty().is_empty() && self.bufs.is_some() {
+            // Nothing changed (a rule change marks its layers' proxies changed): the pairs
+            // are those of the last update, and the device has nothing to do.
+            self.figures.uploaded = 0;
+            self.figures.gpu_tests = 0;
+            self.figures.cpu_tests = 0;
+            return Ok(());
         }
         if let Err(e) = self.run(store) {
             // The pairs of the last update stay; the store keeps its changes, and the next

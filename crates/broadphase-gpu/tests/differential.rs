@@ -42,3 +42,24 @@ fn gpu_grid_with_odd_digits_matches_brute_force() {
         &CheckOptions::scaled(150, 80, 4),
     );
 }
+
+/// Found by the suite: a rule change that marks no proxy changed (no proxy on its layer) left
+/// the device's layer matrix stale once an update with nothing to do stopped reading it.
+#[test]
+fn a_rule_change_with_nothing_to_update_reaches_the_device() {
+    use broadphase::testing::{check_sequence, Op};
+    use broadphase::{Aabb, Layer, ProxyDesc};
+    let Some(ctx) = common::context() else { return };
+    let point = Aabb::new([0.0; 3], [0.0; 3]);
+    let on = |layer| ProxyDesc::dynamic().with_layer(Layer(layer));
+    let ops = [
+        Op::Insert(point, on(0)),
+        Op::Update,
+        Op::SetLayersCollide(Layer(1), Layer(0), false),
+        Op::Update,
+        Op::Insert(point, on(1)),
+        Op::Update,
+    ];
+    let make = || common::boxed(&ctx, GpuGridSettings::default());
+    assert_eq!(check_sequence(&make, &ops), Ok(()));
+}

@@ -195,3 +195,25 @@ fn a_cpu_engine_takes_over_the_proxies() {
     );
     assert_eq!(cpu.check_structure(), Ok(()));
 }
+
+/// Boxes go to the device once; afterwards only the changed slots do.
+#[test]
+fn only_changed_boxes_are_uploaded() {
+    let Some(ctx) = common::context() else { return };
+    let mut gpu = common::grid(&ctx, Config::default(), GpuGridSettings::default());
+    let mut rng = SplitMix64::new(9);
+    let ids = insert_all(&mut gpu, &boxes(&mut rng, 1000, 15.0, 1.5));
+    gpu.update().expect("update");
+    assert_eq!(gpu.engine().figures().uploaded, 1000);
+    let moved: Vec<(ProxyId, Aabb)> = ids[..10]
+        .iter()
+        .map(|&id| (id, boxes(&mut rng, 1, 15.0, 1.5)[0]))
+        .collect();
+    gpu.set_aabbs(&moved).expect("valid boxes");
+    gpu.remove(ids[500]).expect("a live id");
+    gpu.update().expect("update");
+    assert_eq!(gpu.engine().figures().uploaded, 11);
+    gpu.update().expect("update");
+    assert_eq!(gpu.engine().figures().uploaded, 0);
+    assert_eq!(gpu.check_structure(), Ok(()));
+}
