@@ -131,8 +131,8 @@ pub struct GpuFigures {
 /// [`GpuGrid`](crate::GpuGrid)'s engine: the boxes on the device, updated each frame with the
 /// moved ones only, and the sorted pair keys of the last update on the CPU.
 ///
-/// Each update runs the whole grid on the device (cell ids, sort, collision cells, pair
-/// tests) and diffs the pairs found against the last update's on the CPU.
+/// Each update with a change runs the whole grid on the device (cell ids, sort, collision
+/// cells, pair tests) and diffs the pairs found against the last update's on the CPU.
 pub struct GpuGridEngine {
     settings: GpuGridSettings,
     ctx: Arc<GpuContext>,

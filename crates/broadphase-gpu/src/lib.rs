@@ -3,7 +3,7 @@
 //! [`BroadPhase`](broadphase::BroadPhase) trait and contract: exactly the pairs
 //! [`BruteForce`](broadphase::BruteForce) reports, as sorted created and deleted events.
 //!
-//! Each update runs the whole grid on the device:
+//! Each update with a change runs the whole grid on the device (one without leaves it alone):
 //!
 //! 1. the changed slots are uploaded as compact (slot, box) records and scattered into the
 //!    boxes the device keeps between updates (`upload.wgsl`);

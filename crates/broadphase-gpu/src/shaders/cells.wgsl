@@ -20,7 +20,10 @@ fn set_aside(s: u32) {
 }
 
 @compute @workgroup_size(64)
-fn assign_levels(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+fn assign_levels(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+) {
     let s = flat_index(gid, nwg);
     if s >= grid.counts.x {
         return;
@@ -50,7 +53,10 @@ fn visits(own: u32, l: u32, mask: u32) -> bool {
 // counts[s]: the cells box s writes; counts[slots] = 0, so that the exclusive scan of counts
 // ends with the total.
 @compute @workgroup_size(64)
-fn count_entries(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+fn count_entries(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+) {
     let s = flat_index(gid, nwg);
     if s > grid.counts.x {
         return;
@@ -88,7 +94,10 @@ fn count_entries(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
 // Writes box s's cells from counts[s] (the scanned offsets): key = hashed cell id, value =
 // slot, control bits and level.
 @compute @workgroup_size(64)
-fn emit_entries(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+fn emit_entries(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+) {
     let s = flat_index(gid, nwg);
     if s >= grid.counts.x {
         return;

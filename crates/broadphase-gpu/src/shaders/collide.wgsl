@@ -17,7 +17,10 @@
 
 // Counts the collision cells: runs of two entries or more, counted at their first entry.
 @compute @workgroup_size(64)
-fn find_cells(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+fn find_cells(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+) {
     let i = flat_index(gid, nwg);
     let n = grid.counts.w;
     if i + 1u >= n {
@@ -54,7 +57,10 @@ fn offsets(v: u32) -> vec3<i32> {
 // Entry i against every later entry of its cell; pairs appended while they fit, and counted
 // all the same, so that the host sees an overflow and runs the pass again with room.
 @compute @workgroup_size(64)
-fn test_pairs(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+fn test_pairs(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+) {
     let i = flat_index(gid, nwg);
     let n = grid.counts.w;
     if i >= n {

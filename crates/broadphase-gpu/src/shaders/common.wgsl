@@ -70,7 +70,11 @@ fn cell_of(x: f32, inv: f32) -> i32 {
 }
 
 fn cells_of(k: vec3<u32>, inv: f32) -> vec3<i32> {
-    return vec3<i32>(cell_of(to_float(k.x), inv), cell_of(to_float(k.y), inv), cell_of(to_float(k.z), inv));
+    return vec3<i32>(
+        cell_of(to_float(k.x), inv),
+        cell_of(to_float(k.y), inv),
+        cell_of(to_float(k.z), inv),
+    );
 }
 
 // The hashed id of a cell of a level. Two cells share an id only by a hash collision, which

@@ -31,7 +31,10 @@ fn block_range(b: u32) -> vec2<u32> {
 }
 
 @compute @workgroup_size(64)
-fn radix_count(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+fn radix_count(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+) {
     let b = gid.x + gid.y * nwg.x * 64u;
     if b >= pass_.blocks {
         return;
@@ -50,7 +53,10 @@ fn radix_count(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
 // Each entry to the next free place of its digit: the block's places come from the scanned
 // counts, and the block is walked in order, so equal digits keep their order.
 @compute @workgroup_size(64)
-fn radix_scatter(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+fn radix_scatter(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+) {
     let b = gid.x + gid.y * nwg.x * 64u;
     if b >= pass_.blocks {
         return;

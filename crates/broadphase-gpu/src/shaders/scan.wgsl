@@ -16,7 +16,11 @@ struct Span {
 var<workgroup> tile: array<u32, 256>;
 
 @compute @workgroup_size(256)
-fn scan_blocks(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+fn scan_blocks(
+    @builtin(local_invocation_id) lid: vec3<u32>,
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+) {
     let block = wid.x + wid.y * nwg.x;
     let i = block * 256u + lid.x;
     var v = 0u;
@@ -46,7 +50,11 @@ fn scan_blocks(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_
 }
 
 @compute @workgroup_size(256)
-fn add_offsets(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+fn add_offsets(
+    @builtin(local_invocation_id) lid: vec3<u32>,
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+) {
     let block = wid.x + wid.y * nwg.x;
     let i = block * 256u + lid.x;
     if i < span.n {

@@ -12,7 +12,10 @@ struct Update {
 @group(0) @binding(2) var<storage, read_write> boxes: array<Box>;
 
 @compute @workgroup_size(64)
-fn scatter_boxes(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+fn scatter_boxes(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+) {
     let i = flat_index(gid, nwg);
     if i >= grid.counts.w {
         return;
