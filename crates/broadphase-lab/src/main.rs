@@ -59,6 +59,8 @@ enum Command {
     /// Every algorithm against the peers on every scene: interleaved, repeated, checked;
     /// results as JSON, CSV, markdown and SVG charts.
     Bench(BenchArgs),
+    /// The device GpuGrid runs on: adapter, backend, driver and limits (exit code 1 if none).
+    GpuInfo,
 }
 
 #[derive(Args, Debug)]
@@ -79,6 +81,9 @@ struct BenchArgs {
     /// Run no peer.
     #[arg(long)]
     no_peers: bool,
+    /// Leave GpuGrid out (it runs by default wherever a device answers; see `bplab gpu-info`).
+    #[arg(long)]
+    no_gpu: bool,
     /// Scenes, comma-separated (see `bplab list`).
     #[arg(long, value_delimiter = ',')]
     scenes: Vec<SceneKind>,
@@ -130,6 +135,9 @@ impl BenchArgs {
         };
         if !self.algos.is_empty() {
             o.algorithms.clone_from(&self.algos);
+        }
+        if self.no_gpu {
+            o.gpu = false;
         }
         if self.no_peers {
             o.peers.clear();
@@ -344,6 +352,13 @@ fn main() -> ExitCode {
         Command::Tree(args) => tree_command(&args),
         Command::Cells(args) => cells_command(&args),
         Command::List => print_or_fail(&list()),
+        Command::GpuInfo => match broadphase_lab::gpu::info() {
+            Ok(text) => print_or_fail(&format!("{text}\n")),
+            Err(why) => {
+                eprintln!("bplab gpu-info: no device for GpuGrid: {why}");
+                ExitCode::FAILURE
+            }
+        },
     }
 }
 

@@ -48,7 +48,7 @@
 //! Every number must be finite, every box must have `min <= max`, layers are `0..64`, groups
 //! are `u32`s, an id must name an object present at the time (`set`, `remove`) or one that is
 //! not (`insert`), and a file holds at most [`MAX_OBJECTS`] distinct objects: anything else is
-//! an error naming the line. [`write`] writes a [`SceneFile`] back in the same format, and
+//! an error naming the line. [`write()`] writes a [`SceneFile`] back in the same format, and
 //! [`record`] records a generated scene as a version 2 file.
 
 use std::collections::HashMap;

@@ -26,6 +26,8 @@ fn tiny() -> BenchOptions {
     o.repeats = 2;
     o.verify_frames = 3;
     o.progress = false;
+    // GpuGrid has a test of its own below: these count the contenders without it.
+    o.gpu = false;
     o
 }
 
@@ -143,4 +145,30 @@ fn publish_writes_the_docs_and_rewrites_only_the_readme_regions() {
         assert!(root.join(publish::BENCH_DIR).join(name).is_file(), "{name}");
     }
     std::fs::remove_dir_all(&root).unwrap();
+}
+
+#[test]
+fn gpugrid_runs_and_is_checked_where_a_device_answers() {
+    let _guard = one_at_a_time();
+    let mut opts = tiny();
+    opts.gpu = true;
+    if !broadphase_lab::gpu::available() {
+        // No device (or no `gpu` feature): asking for GpuGrid is a usage error.
+        assert!(matches!(bench::run(&opts), Err(BenchError::Options(_))));
+        return;
+    }
+    opts.scenes = vec![SceneKind::Uniform, SceneKind::Churn];
+    opts.threads = vec![1, 2];
+    let report = bench::run(&opts).unwrap();
+    for cell in &report.cells {
+        let runs = cell.contenders.iter().any(|k| k.name == "gpugrid");
+        // Like the peers, it runs once per scene and size, in the cell with the fewest threads.
+        assert_eq!(
+            runs,
+            cell.threads == 1,
+            "{} on {} threads",
+            cell.scene,
+            cell.threads
+        );
+    }
 }

@@ -134,6 +134,8 @@ pub enum ContenderKind {
     Algorithm(Algorithm),
     /// A peer library.
     Peer(PeerKind),
+    /// GpuGrid (`broadphase-gpu`, feature `gpu`) with its defaults.
+    Gpu,
 }
 
 impl ContenderKind {
@@ -142,6 +144,7 @@ impl ContenderKind {
         match self {
             ContenderKind::Algorithm(a) => a.cli_name(),
             ContenderKind::Peer(p) => p.name(),
+            ContenderKind::Gpu => crate::gpu::NAME,
         }
     }
 
@@ -162,6 +165,13 @@ impl ContenderKind {
                 scene,
             )?)),
             ContenderKind::Peer(p) => p.build(scene),
+            ContenderKind::Gpu => {
+                let grid = crate::gpu::grid(Config::default())
+                    .map_err(|e| BenchError::Options(format!("GpuGrid: {e}")))?;
+                Ok(Box::new(BroadPhaseContender::with_broad_phase(
+                    grid, scene,
+                )?))
+            }
         }
     }
 }

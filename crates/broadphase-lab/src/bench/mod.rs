@@ -59,6 +59,9 @@ pub struct BenchOptions {
     /// The peers (none without the `peers` feature).
     #[serde(with = "peer_names")]
     pub peers: Vec<PeerKind>,
+    /// Whether GpuGrid runs (by default, wherever a device answers; see [`crate::gpu`]).
+    #[serde(default)]
+    pub gpu: bool,
     /// Thread counts, one rayon pool each.
     pub threads: Vec<usize>,
     /// Frames per timed round.
@@ -89,6 +92,7 @@ impl BenchOptions {
             sizes: vec![10_000],
             algorithms: DEFAULT_ALGORITHMS.to_vec(),
             peers: default_peers(),
+            gpu: crate::gpu::available(),
             threads: thread_counts(&[1, 0]),
             frames: 20,
             repeats: 5,
@@ -159,6 +163,10 @@ impl BenchOptions {
             return bad(&format!(
                 "brute-force is O(n²): only up to {VERIFY_ALL_UP_TO} boxes (largest cell: {largest})"
             ));
+        }
+        if self.gpu && !crate::gpu::available() {
+            let why = crate::gpu::info().err().unwrap_or_default();
+            return bad(&format!("--gpu: GpuGrid cannot run here: {why}"));
         }
         if !self.peers.is_empty() && !PeerKind::available() {
             return bad("--peers: this bplab was built without the `peers` feature");

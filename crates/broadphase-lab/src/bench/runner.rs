@@ -14,16 +14,18 @@ use crate::progress::Progress;
 use crate::run::threads;
 use crate::scenes::{Frame, Scene};
 
-/// The contenders of a cell: the algorithms (the first is the reference), then the peers if
-/// they run there.
+/// The contenders of a cell: the algorithms (the first is the reference), GpuGrid, then the
+/// peers. GpuGrid and the peers use no worker threads, so like the peers GpuGrid runs once per
+/// scene and size, in the cell with the fewest threads.
 pub fn contenders(cell: &Cell, opts: &BenchOptions) -> Vec<ContenderKind> {
     let algorithms = opts.algorithms.iter().map(|&a| ContenderKind::Algorithm(a));
+    let gpu = (opts.gpu && cell.peers).then_some(ContenderKind::Gpu);
     let peers = opts
         .peers
         .iter()
         .filter(|_| cell.peers)
         .map(|&p| ContenderKind::Peer(p));
-    algorithms.chain(peers).collect()
+    algorithms.chain(gpu).chain(peers).collect()
 }
 
 /// Builds every contender on `scene`, then runs `frames` frames of it through all of them,
