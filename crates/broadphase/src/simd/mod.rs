@@ -14,8 +14,9 @@
 //! - **Scalar** everywhere else: on other architectures neither token can exist (its type is
 //!   uninhabited there), so every dispatch folds to the scalar path.
 //!
-//! `--cfg broadphase_scalar` (`RUSTFLAGS="--cfg broadphase_scalar"`) makes [`avx2`] and
-//! [`sse2`] give `None`, so every dispatch takes the scalar path; CI runs the unit tests so.
+//! `--cfg broadphase_scalar` (`BROADPHASE_SCALAR=1` at build time, read by `build.rs`, or
+//! `RUSTFLAGS="--cfg broadphase_scalar"`) makes [`avx2`] and [`sse2`] give `None`, so every
+//! dispatch takes the scalar path; CI runs the unit tests so.
 //! The tests that compare a kernel with its scalar twin take the tokens from
 //! [`Avx2::detect`] and [`Sse2::detect`], which ignore that switch: they compare both paths
 //! wherever the CPU runs the kernel, in either build. [`prefetch_line`] is a hint, not a path:
