@@ -51,6 +51,23 @@ impl AdapterSummary {
     }
 }
 
+impl AdapterSummary {
+    /// Whether the adapter is a CPU: a software driver such as Mesa's lavapipe (llvmpipe),
+    /// whose frame times say that the kernels run, not how fast a GPU runs them.
+    ///
+    /// ```no_run
+    /// let adapter = broadphase_gpu::adapter_summary()?;
+    /// if adapter.is_cpu() {
+    ///     eprintln!("{} is a software driver: not a GPU figure", adapter.name);
+    /// }
+    /// # Ok::<(), broadphase_gpu::GpuError>(())
+    /// ```
+    #[must_use]
+    pub fn is_cpu(&self) -> bool {
+        self.device_type == format!("{:?}", wgpu::DeviceType::Cpu)
+    }
+}
+
 impl fmt::Display for AdapterSummary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
