@@ -84,6 +84,16 @@ struct BenchArgs {
     /// Leave GpuGrid out (it runs by default wherever a device answers; see `bplab gpu-info`).
     #[arg(long)]
     no_gpu: bool,
+    /// GpuGrid against the best CPU algorithm instead of the matrix: the uniform scene at
+    /// 1m and 4m boxes (--sizes 1m,4m,10m adds ten million), on every core; a table on stdout
+    /// and gpu.md, gpu.json in --out. Exits 1 without a device, or on a CPU (software) driver
+    /// unless --allow-cpu-adapter.
+    #[arg(long, conflicts_with_all = ["quick", "full", "no_gpu", "publish"])]
+    gpu: bool,
+    /// With --gpu: time a CPU (software) adapter such as Mesa's lavapipe all the same (its
+    /// times are not a GPU's; the table says so).
+    #[arg(long, requires = "gpu")]
+    allow_cpu_adapter: bool,
     /// Scenes, comma-separated (see `bplab list`).
     #[arg(long, value_delimiter = ',')]
     scenes: Vec<SceneKind>,
@@ -126,7 +136,9 @@ struct BenchArgs {
 
 impl BenchArgs {
     fn options(&self) -> BenchOptions {
-        let mut o = if self.quick {
+        let mut o = if self.gpu {
+            bench::gpu::options()
+        } else if self.quick {
             BenchOptions::quick()
         } else if self.full {
             BenchOptions::full()
@@ -268,9 +280,10 @@ struct RunArgs {
     /// Seed of the scene.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Algorithms to run, comma-separated (default: all; BruteForce only up to 5,000 boxes).
-    #[arg(long, value_delimiter = ',')]
-    algo: Vec<Algorithm>,
+    /// Algorithms to run, comma-separated, and `gpugrid` for GpuGrid on the device (default:
+    /// all, with GpuGrid where a device answers; BruteForce only up to 5,000 boxes).
+    #[arg(long, visible_alias = "algorithm", value_delimiter = ',')]
+    algo: Vec<run::RunAlgorithm>,
     /// Frames verified against BruteForce besides the build and the first frame, when the
     /// scene is too large to verify every frame.
     #[arg(long, default_value_t = 3)]
@@ -377,6 +390,10 @@ fn list() -> String {
     for a in Algorithm::ALL {
         text += &format!("  {} ({a:?})\n", a.cli_name());
     }
+    text += &match broadphase_lab::gpu::adapter() {
+        Ok(a) => format!("  gpugrid (GpuGrid, on {})\n", a.label()),
+        Err(why) => format!("  gpugrid (GpuGrid: not here, {why})\n"),
+    };
     text += "scene files (--scene-file):\n";
     for line in scene_file::SYNTAX.lines() {
         text += &format!("  {line}\n");
@@ -386,6 +403,9 @@ fn list() -> String {
 
 fn bench_command(args: &BenchArgs) -> ExitCode {
     let opts = args.options();
+    if args.gpu {
+        return gpu_bench_command(args, &opts);
+    }
     let start = std::time::Instant::now();
     let outcome = args
         .publish
@@ -416,6 +436,40 @@ fn bench_command(args: &BenchArgs) -> ExitCode {
             eprintln!("bplab bench: {e}");
             match e {
                 BenchError::Options(_) => ExitCode::from(2),
+                _ => ExitCode::FAILURE,
+            }
+        }
+    }
+}
+
+/// `bplab bench --gpu`: GpuGrid against the best CPU algorithm, refused on a CPU adapter
+/// unless allowed.
+fn gpu_bench_command(args: &BenchArgs, opts: &BenchOptions) -> ExitCode {
+    let outcome = bench::gpu::check_adapter(args.allow_cpu_adapter).and_then(|adapter| {
+        if adapter.cpu {
+            eprintln!(
+                "bplab bench --gpu: WARNING: {} is a CPU (software) driver: these times are \
+                 not a GPU's",
+                adapter.label()
+            );
+        }
+        let report = bench::gpu::run(opts, adapter)?;
+        let files = bench::gpu::write(&report, &args.out)?;
+        Ok((report, files))
+    });
+    match outcome {
+        Ok((report, files)) => {
+            let mut text = bench::gpu::markdown(&report);
+            text += "\nwritten:\n";
+            for f in files {
+                text += &format!("  {}\n", f.display());
+            }
+            print_or_fail(&text)
+        }
+        Err(e) => {
+            eprintln!("bplab bench --gpu: {e}");
+            match e {
+                BenchError::Options(_) => usage_error(),
                 _ => ExitCode::FAILURE,
             }
         }
@@ -529,7 +583,26 @@ fn run_command(args: RunArgs) -> ExitCode {
             .filter(|&a| a != Algorithm::BruteForce || n <= VERIFY_ALL_UP_TO)
             .collect()
     } else {
-        args.algo.clone()
+        args.algo
+            .iter()
+            .filter_map(|&c| match c {
+                run::RunAlgorithm::Cpu(a) => Some(a),
+                run::RunAlgorithm::GpuGrid => None,
+            })
+            .collect()
+    };
+    // GpuGrid runs wherever a device answers; asked for by name without one, it is an error
+    // (the device is missing, not the argument wrong).
+    let gpu = if args.algo.is_empty() {
+        broadphase_lab::gpu::available()
+    } else if args.algo.contains(&run::RunAlgorithm::GpuGrid) {
+        if let Err(why) = broadphase_lab::gpu::adapter() {
+            eprintln!("bplab: GpuGrid cannot run: {why}");
+            return ExitCode::FAILURE;
+        }
+        true
+    } else {
+        false
     };
     let opts = RunOptions {
         scene: args.scene,
@@ -537,6 +610,7 @@ fn run_command(args: RunArgs) -> ExitCode {
         frames,
         seed: args.seed,
         algorithms,
+        gpu,
         samples: args.samples,
         progress: !args.no_progress,
         verify: !args.no_verify,

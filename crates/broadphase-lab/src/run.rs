@@ -40,6 +40,9 @@ pub struct RunOptions {
     pub seed: u64,
     /// The algorithms to run, in order.
     pub algorithms: Vec<Algorithm>,
+    /// Whether GpuGrid runs too, after the algorithms, checked as they are (see
+    /// [`crate::gpu`]; `bplab run` sets it when a device answers or `--algo gpugrid` asks).
+    pub gpu: bool,
     /// Frames to verify besides the build (ignored when every frame is verified).
     pub samples: usize,
     /// Whether to show a progress bar when the run takes more than a second.
@@ -62,6 +65,44 @@ impl RunOptions {
             Some(file) => Source::Scene(Scene::from_file(file)),
             None => Source::Scene(Scene::new(self.scene, self.n, self.seed)),
         }
+    }
+}
+
+/// One value of `bplab run --algo`: one of `broadphase`'s algorithms, or GpuGrid, which runs
+/// on the device ([`crate::gpu`]).
+///
+/// ```
+/// use broadphase::Algorithm;
+/// use broadphase_lab::run::RunAlgorithm;
+///
+/// assert_eq!("sap".parse(), Ok(RunAlgorithm::Cpu(Algorithm::Sap)));
+/// assert_eq!("GpuGrid".parse(), Ok(RunAlgorithm::GpuGrid));
+/// assert!("nope".parse::<RunAlgorithm>().unwrap_err().ends_with("or gpugrid"));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunAlgorithm {
+    /// One of `broadphase`'s algorithms, on the CPU.
+    Cpu(Algorithm),
+    /// GpuGrid (`broadphase-gpu`), on the device.
+    GpuGrid,
+}
+
+impl std::str::FromStr for RunAlgorithm {
+    type Err = String;
+
+    /// An [`Algorithm`]'s name, or `gpugrid` (any case, with `-` or `_` anywhere).
+    fn from_str(s: &str) -> Result<Self, String> {
+        let norm: String = s
+            .chars()
+            .filter(|c| *c != '-' && *c != '_')
+            .collect::<String>()
+            .to_ascii_lowercase();
+        if norm == crate::gpu::NAME {
+            return Ok(RunAlgorithm::GpuGrid);
+        }
+        s.parse::<Algorithm>()
+            .map(RunAlgorithm::Cpu)
+            .map_err(|e| format!("{e}, or {}", crate::gpu::NAME))
     }
 }
 
@@ -233,8 +274,10 @@ pub enum Verdict {
 /// One algorithm's results.
 #[derive(Clone, Debug)]
 pub struct AlgoResult {
-    /// Which algorithm.
+    /// Which algorithm (GpuGrid's is [`Algorithm::Grid`], the algorithm it runs).
     pub algorithm: Algorithm,
+    /// The name in the report: the algorithm's, or [`crate::gpu::DISPLAY_NAME`].
+    pub name: String,
     /// Inserting every box and the first update, in milliseconds.
     pub build_ms: f64,
     /// Each frame's time, in milliseconds.
@@ -402,15 +445,32 @@ fn compare(bp: &dyn BroadPhase, names: &Names, want: &Expected) -> Option<String
     None
 }
 
+/// The broad phase `choice` names, with its name in the report.
+///
+/// # Errors
+/// [`Error::Device`] when GpuGrid cannot run here (no device, or no `gpu` feature).
+fn broad_phase(
+    choice: RunAlgorithm,
+    config: Config,
+) -> Result<(String, Box<dyn BroadPhase>), Error> {
+    match choice {
+        RunAlgorithm::Cpu(a) => Ok((a.to_string(), broadphase::new(a, config))),
+        RunAlgorithm::GpuGrid => crate::gpu::grid(config)
+            .map(|bp| (crate::gpu::DISPLAY_NAME.to_string(), bp))
+            .map_err(|message| Error::Device { message }),
+    }
+}
+
 fn run_one(
     opts: &RunOptions,
-    algorithm: Algorithm,
+    choice: RunAlgorithm,
     expected: &BTreeMap<usize, Expected>,
     progress: &mut Progress,
 ) -> Result<AlgoResult, Error> {
-    progress.stage(&algorithm.to_string());
     let mut scene = opts.source();
-    let mut bp = broadphase::new(algorithm, Config::default().with_capacity(opts.n));
+    let (name, mut bp) = broad_phase(choice, Config::default().with_capacity(opts.n))?;
+    progress.stage(&name);
+    let algorithm = bp.algorithm();
     let initial = scene.initial();
     let t = Instant::now();
     let ids = bp.insert_batch(&initial)?;
@@ -450,6 +510,7 @@ fn run_one(
     }
     Ok(AlgoResult {
         algorithm,
+        name,
         build_ms,
         frame_ms,
         pairs: bp.pairs().len(),
@@ -478,10 +539,17 @@ pub fn thread_pool(threads: Option<u32>) -> Result<rayon::ThreadPool, rayon::Thr
 /// Runs every requested algorithm on the scene and verifies each against `BruteForce`.
 ///
 /// # Errors
-/// Only if a broad phase rejects the scene's input, which would be a bug.
+/// [`Error::Device`] when GpuGrid is asked for and cannot run; otherwise only if a broad phase
+/// rejects the scene's input, which would be a bug.
 pub fn run(opts: &RunOptions) -> Result<Vec<AlgoResult>, Error> {
+    let choices: Vec<RunAlgorithm> = opts
+        .algorithms
+        .iter()
+        .map(|&a| RunAlgorithm::Cpu(a))
+        .chain(opts.gpu.then_some(RunAlgorithm::GpuGrid))
+        .collect();
     let oracle_runs = usize::from(opts.verify);
-    let total = (opts.frames * (opts.algorithms.len() + oracle_runs)) as u64;
+    let total = (opts.frames * (choices.len() + oracle_runs)) as u64;
     let mut progress = Progress::new(total, opts.progress, "frames");
     let expected = if opts.verify {
         let check = verified_frames(opts.n, opts.frames, opts.samples);
@@ -490,8 +558,8 @@ pub fn run(opts: &RunOptions) -> Result<Vec<AlgoResult>, Error> {
         BTreeMap::new()
     };
     let mut results = Vec::new();
-    for &algorithm in &opts.algorithms {
-        results.push(run_one(opts, algorithm, &expected, &mut progress)?);
+    for choice in choices {
+        results.push(run_one(opts, choice, &expected, &mut progress)?);
     }
     progress.finish();
     Ok(results)
@@ -559,7 +627,7 @@ pub fn rows(opts: &RunOptions, results: &[AlgoResult]) -> Vec<Row> {
     results
         .iter()
         .map(|r| Row {
-            algorithm: r.algorithm.to_string(),
+            algorithm: r.name.clone(),
             build_ms: r.build_ms,
             frame_ms_median: r.median_ms(),
             frame_ms_p95: r.p95_ms(),
@@ -708,6 +776,7 @@ mod tests {
             frames,
             seed: 0,
             algorithms: Algorithm::ALL.to_vec(),
+            gpu: false,
             samples: 2,
             progress: false,
             verify: true,
@@ -745,6 +814,7 @@ mod tests {
                 frames: 6,
                 seed: 8,
                 algorithms: Algorithm::ALL.to_vec(),
+                gpu: false,
                 samples: 2,
                 progress: false,
                 verify: true,
@@ -771,6 +841,7 @@ mod tests {
             frames: 3,
             seed: 2,
             algorithms: vec![Algorithm::Abp, Algorithm::Grid],
+            gpu: false,
             samples: 2,
             progress: false,
             verify: true,
@@ -831,6 +902,7 @@ mod tests {
             frames: 6,
             seed: 5,
             algorithms: vec![Algorithm::Abp],
+            gpu: false,
             samples: 2,
             progress: false,
             verify: true,
@@ -859,6 +931,7 @@ mod tests {
                 frames: 5,
                 seed: 3,
                 algorithms: Algorithm::ALL.to_vec(),
+                gpu: false,
                 samples: 2,
                 progress: false,
                 verify: true,

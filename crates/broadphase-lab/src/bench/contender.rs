@@ -166,8 +166,7 @@ impl ContenderKind {
             )?)),
             ContenderKind::Peer(p) => p.build(scene),
             ContenderKind::Gpu => {
-                let grid = crate::gpu::grid(Config::default())
-                    .map_err(|e| BenchError::Options(format!("GpuGrid: {e}")))?;
+                let grid = crate::gpu::grid(Config::default()).map_err(BenchError::Gpu)?;
                 Ok(Box::new(BroadPhaseContender::with_broad_phase(
                     grid, scene,
                 )?))

@@ -20,8 +20,8 @@ pub struct Cell {
     pub n: usize,
     /// Worker threads of the cell's rayon pool.
     pub threads: usize,
-    /// Whether the peers run here. They are single-threaded, so they run once per scene and
-    /// size: in the cell with the fewest threads.
+    /// Whether the peers and GpuGrid run here. They use no worker threads, so they run once
+    /// per scene and size: in the cell with the fewest threads.
     pub peers: bool,
 }
 
@@ -51,7 +51,8 @@ pub fn cells(opts: &BenchOptions) -> Vec<Cell> {
                     scene,
                     n,
                     threads: t,
-                    peers: i == 0 && !opts.peers.is_empty(),
+                    // GpuGrid too, with no peer (`bplab bench --gpu`).
+                    peers: i == 0 && (!opts.peers.is_empty() || opts.gpu),
                 });
             }
         }
@@ -82,6 +83,18 @@ mod tests {
     }
 
     #[test]
+    fn gpugrid_alone_still_gets_the_cell_with_the_fewest_threads() {
+        let mut opts = BenchOptions::quick();
+        opts.peers.clear();
+        opts.gpu = true;
+        opts.threads = vec![1, 2];
+        let got: Vec<bool> = cells(&opts).iter().map(|c| c.peers).collect();
+        assert_eq!(got, [true, false, true, false, true, false]);
+        opts.gpu = false;
+        assert!(cells(&opts).iter().all(|c| !c.peers));
+    }
+
+    #[test]
     fn peers_run_once_per_scene_and_size_and_pile_is_capped() {
         let mut opts = BenchOptions::quick();
         opts.scenes = vec![SceneKind::Uniform, SceneKind::Pile];
@@ -92,7 +105,7 @@ mod tests {
             .iter()
             .map(|c| (c.scene, c.n, c.threads, c.peers))
             .collect();
-        let peers = !opts.peers.is_empty();
+        let peers = !opts.peers.is_empty() || opts.gpu;
         assert_eq!(
             got,
             [

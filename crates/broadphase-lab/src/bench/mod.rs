@@ -11,6 +11,7 @@
 
 pub mod check;
 pub mod contender;
+pub mod gpu;
 pub mod matrix;
 pub mod memory;
 pub mod peers;
@@ -231,6 +232,9 @@ pub fn parse_size(s: &str) -> Result<usize, String> {
 pub enum BenchError {
     /// The options make no sense (exit code 2).
     Options(String),
+    /// GpuGrid cannot be timed as asked: no device, or a CPU (software) driver without
+    /// `--allow-cpu-adapter` (`bplab bench --gpu`; exit code 1).
+    Gpu(String),
     /// A broad phase rejected the scene's input (a bug).
     BroadPhase(broadphase::Error),
     /// A contender's pairs differed from the reference's.
@@ -254,6 +258,7 @@ impl fmt::Display for BenchError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             BenchError::Options(what) => f.write_str(what),
+            BenchError::Gpu(why) => write!(f, "GpuGrid cannot be timed: {why}"),
             BenchError::BroadPhase(e) => write!(f, "a broad phase rejected the scene: {e}"),
             BenchError::Mismatch(m) => write!(f, "pair check failed: {m}"),
             BenchError::Threads(e) => write!(f, "cannot start worker threads: {e}"),

@@ -107,7 +107,7 @@ pub fn contender_names(report: &BenchReport) -> Vec<String> {
 }
 
 /// A markdown table: a header row, then `rows`.
-fn table(header: &[String], rows: &[Vec<String>]) -> String {
+pub(crate) fn table(header: &[String], rows: &[Vec<String>]) -> String {
     let line = |cells: &[String]| format!("| {} |\n", cells.join(" | "));
     let mut out = line(header);
     out += &line(&header.iter().map(|_| "---".to_string()).collect::<Vec<_>>());
@@ -422,7 +422,8 @@ pub const FILES: &[&str] = &[
     crate::bench::plot::MEMORY,
 ];
 
-fn write(dir: &Path, name: &str, text: &str) -> Result<PathBuf, BenchError> {
+/// Writes `text` into `dir/name`; returns the path.
+pub(crate) fn write(dir: &Path, name: &str, text: &str) -> Result<PathBuf, BenchError> {
     let path = dir.join(name);
     std::fs::write(&path, text).map_err(|error| BenchError::Write {
         path: path.clone(),
