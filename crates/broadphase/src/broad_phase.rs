@@ -497,6 +497,9 @@ pub enum Algorithm {
     QuadTree,
     /// Uniform-grid spatial subdivision, GPU Gems 3 chapter 32 ([`crate::Grid`]).
     Grid,
+    /// The default: runs on whichever of the others suits the scene it holds, measured at
+    /// every update, and switches as the scene changes ([`crate::Auto`]).
+    Auto,
 }
 
 impl Algorithm {
@@ -508,6 +511,7 @@ impl Algorithm {
         Algorithm::Mbp,
         Algorithm::QuadTree,
         Algorithm::Grid,
+        Algorithm::Auto,
     ];
 
     /// The name used on the command line: lower case, e.g. `abp`, `brute-force`.
@@ -520,6 +524,7 @@ impl Algorithm {
             Algorithm::Mbp => "mbp",
             Algorithm::QuadTree => "quadtree",
             Algorithm::Grid => "grid",
+            Algorithm::Auto => "auto",
         }
     }
 }
@@ -671,5 +676,6 @@ pub fn new(algorithm: Algorithm, config: Config) -> Box<dyn BroadPhase> {
         Algorithm::Mbp => Box::new(crate::Mbp::new(config)),
         Algorithm::QuadTree => Box::new(crate::QuadTree::new(config)),
         Algorithm::Grid => Box::new(crate::Grid::new(config)),
+        Algorithm::Auto => Box::new(crate::Auto::new(config)),
     }
 }

@@ -194,6 +194,9 @@ impl<E: Engine> BroadPhase for Driver<E> {
     }
 
     fn update(&mut self) -> Result<&PairEvents, Error> {
+        if self.engine.restart(&self.store) {
+            self.hand_over();
+        }
         self.store.begin_update();
         self.changes.clear();
         self.engine.update(&self.store, &mut self.changes)?;

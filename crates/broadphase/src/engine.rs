@@ -100,6 +100,7 @@ use crate::query::segment_bounds;
 use crate::{Aabb, Algorithm, Error, LayerMask, ProxyId, Ray, Stats};
 
 pub use crate::abp::AbpEngine;
+pub use crate::auto::AutoEngine;
 pub use crate::brute::BruteForceEngine;
 pub use crate::driver::Driver;
 pub use crate::grid::GridEngine;
@@ -259,6 +260,21 @@ pub trait Engine: Send + Sync {
     fn stats(&self, store: &Store, stats: &mut Stats) {
         let _ = (store, stats);
     }
+
+    /// Called by the driver before each update, with the changes since the last one still in
+    /// `store`: `true` says the engine will build its structure from nothing at this update, as
+    /// a fresh one does. The driver then hands the proxies over as
+    /// [`Driver::set_engine`] does (every proxy becomes new to the structure, and the pairs of
+    /// the last update are kept to diff against) after reading this engine's
+    /// [`pair_lists`](Engine::pair_lists) one last time; the update that follows must hold
+    /// nothing before it starts. `false`, the default, changes nothing.
+    ///
+    /// This is how an engine replaces what it runs on while ids and events stay
+    /// ([`crate::Auto`] switching algorithms as the scene changes).
+    fn restart(&mut self, store: &Store) -> bool {
+        let _ = store;
+        false
+    }
 }
 
 impl<E: Engine + ?Sized> Engine for Box<E> {
@@ -315,6 +331,10 @@ impl<E: Engine + ?Sized> Engine for Box<E> {
     fn stats(&self, store: &Store, stats: &mut Stats) {
         (**self).stats(store, stats);
     }
+
+    fn restart(&mut self, store: &Store) -> bool {
+        (**self).restart(store)
+    }
 }
 
 /// A fresh engine of `algorithm` with its default settings, boxed: what [`crate::new`] puts
@@ -347,5 +367,6 @@ pub fn boxed(algorithm: Algorithm, config: &crate::Config) -> Box<dyn Engine> {
             crate::QuadTreeSettings::default(),
         )),
         Algorithm::Grid => Box::new(GridEngine::new(config, crate::GridSettings::default())),
+        Algorithm::Auto => Box::new(AutoEngine::new(config, crate::AutoSettings::default())),
     }
 }

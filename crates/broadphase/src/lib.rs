@@ -10,7 +10,7 @@
 //! ```
 //! use broadphase::{Aabb, Algorithm, BroadPhase, Config, Pair, ProxyDesc};
 //!
-//! let mut bp = broadphase::new(Algorithm::Abp, Config::default());
+//! let mut bp = broadphase::new(Algorithm::Auto, Config::default());
 //! let a = bp.insert(Aabb::new([0.0; 3], [1.0; 3]), ProxyDesc::dynamic())?;
 //! let b = bp.insert(Aabb::new([0.5; 3], [2.0; 3]), ProxyDesc::fixed())?;
 //! let events = bp.update()?;
@@ -27,7 +27,8 @@
 //!
 //! | algorithm | use it when |
 //! |---|---|
-//! | [`Abp`] | the default: many objects move, objects come and go, no set-up |
+//! | [`Auto`] | the default: it measures the scene it holds and runs on [`Abp`], [`Sap`] or [`QuadTree`], switching as the scene changes; `stats()` says which and why |
+//! | [`Abp`] | many objects move, objects come and go, no set-up |
 //! | [`Grid`] | experiments with GPU Gems 3's uniform grid (cell size, radix width, schedules); on the CPU, [`Abp`] is faster on every scene measured so far |
 //! | [`Sap`] | most objects rest (sleeping bodies, level geometry) and few come and go |
 //! | [`Mbp`] | many objects move in a world you can bound: regions you choose (PhysX's grid over world bounds, Unreal's set-up) or derived from the boxes; objects outside every region are reported out of bounds |
@@ -78,6 +79,7 @@
 
 mod aabb;
 mod abp;
+mod auto;
 mod broad_phase;
 mod brute;
 mod cells;
@@ -118,6 +120,7 @@ extern crate self as broadphase;
 
 pub use aabb::Aabb;
 pub use abp::{Abp, AbpSettings};
+pub use auto::{Auto, AutoFigures, AutoSettings, Reason, SceneMeasures};
 pub use broad_phase::{new, Algorithm, BroadPhase, Config, UnknownAlgorithm, MAX_PROXIES};
 pub use brute::BruteForce;
 pub use desc::{Group, Layer, LayerMask, Mobility, ProxyDesc};

@@ -56,6 +56,8 @@ pub enum Figures {
     QuadTree(QuadTreeFigures),
     /// [`Grid`](crate::Grid)'s.
     Grid(GridFigures),
+    /// [`Auto`](crate::Auto)'s: what it runs on, why, and that algorithm's figures.
+    Auto(crate::AutoFigures),
     /// An engine written outside this crate: named counters.
     Other(Vec<(&'static str, u64)>),
 }
@@ -129,6 +131,14 @@ impl Figures {
                 ("buckets", f.buckets),
                 ("layouts", f.layouts),
             ],
+            Figures::Auto(f) => {
+                let mut counters = vec![
+                    ("switches", f.switches),
+                    ("updates on this algorithm", f.updates_running),
+                ];
+                counters.extend(f.inner.counters());
+                counters
+            }
             Figures::Other(counters) => counters.clone(),
         }
     }

@@ -278,6 +278,13 @@ impl Store {
         self.len() == 0
     }
 
+    /// The number of live fixed proxies, in the world's bounds or not.
+    #[inline]
+    #[must_use]
+    pub fn fixed_len(&self) -> usize {
+        self.fixed
+    }
+
     /// The number of live proxies, in the world's bounds or not.
     #[inline]
     pub(crate) fn live_len(&self) -> usize {

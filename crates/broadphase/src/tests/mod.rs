@@ -12,6 +12,7 @@
 
 #[macro_use]
 mod common;
+mod auto;
 mod differential;
 mod engine_swap;
 mod flat;

@@ -1,0 +1,351 @@
+//! [`Auto`]: the broad phase that chooses its algorithm from the scene it holds, and switches
+//! as the scene changes.
+//!
+//! The rules and their thresholds are documented on [`Auto`]; `policy.rs` gives the bench
+//! figures behind each threshold, `measure.rs` how each measure is taken.
+
+mod measure;
+mod policy;
+
+pub use measure::SceneMeasures;
+pub use policy::Reason;
+
+use std::ops::ControlFlow;
+
+use crate::engine::{self, Driver, Engine, PairChanges, PairList, Store};
+use crate::{Aabb, Algorithm, Config, Error, Figures, LayerMask, ProxyId, Ray, Stats};
+use measure::Meter;
+
+/// The broad phase that needs no choosing: it runs on [`Abp`](crate::Abp), [`Sap`](crate::Sap)
+/// or [`QuadTree`](crate::QuadTree), whichever suits the scene it holds, measured before every
+/// update, and switches as the scene changes (a level loaded, a mass spawn, most bodies going
+/// to sleep) without changing ids, pairs or events.
+///
+/// Before each update it measures the scene ([`SceneMeasures`]: proxies, the fixed share, the
+/// share that changes per update, arrivals and departures, pairs per proxy, and how much the
+/// boxes gather), picks the algorithm the rules below give for it, and runs that
+/// algorithm's engine. A new choice must hold for [`AutoSettings::hold`] updates in a row
+/// before it is taken, and every rule leaves at a threshold on the other side of the one it
+/// enters at, so that a scene near a threshold does not flip every update. A change of
+/// algorithm builds the new engine from the store at that update, which reports exactly the
+/// events the old engine would have (`Engine::restart`); ids, boxes, pairs and events never
+/// depend on the algorithm, only the time does.
+///
+/// The rules, in order, from `bplab bench --algos abp,sap,mbp,quadtree,grid --no-peers
+/// --threads 1` over every scene at 10k, 30k and 100k boxes (the source's `auto/policy.rs` gives
+/// the figures behind each threshold):
+///
+/// | the scene | algorithm | reason |
+/// |---|---|---|
+/// | 20,000 proxies or more, 90% of them fixed (leaves under 80%) | QuadTree | [`Reason::FixedLevel`] |
+/// | 8 pairs or more per proxy (leaves under 6) | Sap | [`Reason::Crowded`] |
+/// | under 50,000 proxies, 15% or fewer changing per update (leaves over 25%) | Sap | [`Reason::MostlyResting`] |
+/// | 20,000 proxies or more, clustering index 1.25 or more (leaves under 1.15) | QuadTree | [`Reason::Clustered`] |
+/// | anything else | Abp | [`Reason::Moving`] |
+///
+/// The first update chooses from what it can see (counts, the fixed share, the clustering
+/// index, and pairs estimated from the overlaps among a sample of the boxes) and takes the
+/// choice at once; motion is known from the second update on.
+///
+/// A switch builds the new engine from the store in one update: that update costs about a
+/// first build of the new algorithm (`bplab run` shows it as the frame where the algorithm
+/// changes). The hold and the bands keep switches rare; building the next engine in the
+/// background while the current one serves is not done yet.
+///
+/// ```
+/// use broadphase::{Aabb, Algorithm, Auto, BroadPhase, Config, Figures, Pair, ProxyDesc};
+/// let mut bp = Auto::new(Config::default());
+/// let ground = bp.insert(Aabb::new([-50.0, -1.0, -50.0], [50.0, 0.0, 50.0]), ProxyDesc::fixed())?;
+/// let ball = bp.insert(Aabb::new([0.0, 0.0, 0.0], [1.0, 1.0, 1.0]), ProxyDesc::dynamic())?;
+/// assert_eq!(bp.update()?.created(), &[Pair::new(ground, ball)]);
+/// assert_eq!(bp.algorithm(), Algorithm::Auto);
+///
+/// // What it runs on now, and why.
+/// let Figures::Auto(auto) = bp.stats().figures else { unreachable!() };
+/// println!("{} ({})", auto.running, auto.reason);
+/// # Ok::<(), broadphase::Error>(())
+/// ```
+pub type Auto = Driver<AutoEngine>;
+
+impl Auto {
+    /// An empty broad phase with the default [`AutoSettings`].
+    #[must_use]
+    pub fn new(config: Config) -> Self {
+        Driver::with_engine(&config, AutoEngine::new(&config, AutoSettings::default()))
+    }
+
+    /// An empty broad phase with chosen settings.
+    #[must_use]
+    pub fn with_settings(config: Config, settings: AutoSettings) -> Self {
+        Driver::with_engine(&config, AutoEngine::new(&config, settings))
+    }
+
+    /// Runs on `algorithm` from the next update on, whatever the scene (switching then if it
+    /// runs on another), or with `None`, chooses again. For a caller that knows what comes
+    /// (a level about to stream in), and for tests that switch on purpose.
+    ///
+    /// ```
+    /// use broadphase::{Aabb, Algorithm, Auto, BroadPhase, Config, Figures, ProxyDesc, Reason};
+    /// let mut bp = Auto::new(Config::default());
+    /// bp.insert(Aabb::new([0.0; 3], [1.0; 3]), ProxyDesc::dynamic())?;
+    /// bp.pin(Some(Algorithm::Sap))?;
+    /// bp.update()?;
+    /// let Figures::Auto(auto) = bp.stats().figures else { unreachable!() };
+    /// assert_eq!((auto.running, auto.reason), (Algorithm::Sap, Reason::Pinned));
+    /// # Ok::<(), broadphase::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] for [`Algorithm::Auto`] itself; nothing changes.
+    pub fn pin(&mut self, algorithm: Option<Algorithm>) -> Result<(), Error> {
+        if algorithm == Some(Algorithm::Auto) {
+            return Err(Error::InvalidParameter {
+                name: "Auto::pin",
+                value: 0.0,
+                expected: "an algorithm other than Auto, or None",
+            });
+        }
+        self.engine.pinned = algorithm;
+        Ok(())
+    }
+
+    /// The algorithm it runs on now ([`Algorithm::Abp`] before the first update).
+    #[must_use]
+    pub fn running(&self) -> Algorithm {
+        self.engine.running
+    }
+}
+
+/// [`Auto`]'s settings.
+///
+/// ```
+/// use broadphase::{Auto, AutoSettings, Config};
+/// let mut settings = AutoSettings::default();
+/// settings.hold = 16; // switch only after 16 updates agree
+/// let bp = Auto::with_settings(Config::default(), settings);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct AutoSettings {
+    /// Updates in a row a new choice must hold before it is taken (at least 1). A switch
+    /// builds the new engine from scratch, so a choice that flickers would cost a build
+    /// each time. An update that changes half the proxies or more (a level loaded, a mass
+    /// spawn) takes a new choice at once: it rebuilds most of the structure anyway.
+    pub hold: u32,
+}
+
+impl Default for AutoSettings {
+    fn default() -> Self {
+        Self { hold: 8 }
+    }
+}
+
+/// The share of the proxies changed in one update from which a new choice is taken at once.
+const MASS_CHANGE: f32 = 0.5;
+
+/// [`Auto`]'s own figures ([`Figures::Auto`]): what it runs on, why, and the measures it
+/// chose from.
+#[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
+pub struct AutoFigures {
+    /// The algorithm it ran the last update on.
+    pub running: Algorithm,
+    /// Why.
+    pub reason: Reason,
+    /// Changes of algorithm so far (the first choice is not one).
+    pub switches: u64,
+    /// Updates run on the current algorithm.
+    pub updates_running: u64,
+    /// The measures the choice was made from.
+    pub measures: SceneMeasures,
+    /// The current algorithm's own figures.
+    pub inner: Box<Figures>,
+}
+
+impl Default for Algorithm {
+    /// [`Algorithm::Auto`], the default broad phase.
+    fn default() -> Self {
+        Algorithm::Auto
+    }
+}
+
+/// [`Auto`]'s engine: the engine of the algorithm it runs on, and the measures and rules that
+/// choose it.
+pub struct AutoEngine {
+    config: Config,
+    settings: AutoSettings,
+    inner: Box<dyn Engine>,
+    running: Algorithm,
+    reason: Reason,
+    /// The algorithm to build at the next update, set when [`Engine::restart`] said so.
+    next: Option<(Algorithm, Reason)>,
+    /// A choice other than the running one, and the updates in a row it has held.
+    candidate: Option<(Algorithm, Reason, u32)>,
+    pinned: Option<Algorithm>,
+    meter: Meter,
+    switches: u64,
+    updates_running: u64,
+}
+
+impl std::fmt::Debug for AutoEngine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AutoEngine")
+            .field("running", &self.running)
+            .field("reason", &self.reason)
+            .field("switches", &self.switches)
+            .field("measures", &self.meter.measures)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AutoEngine {
+    /// An engine holding nothing, which chooses at its first update.
+    #[must_use]
+    pub fn new(config: &Config, settings: AutoSettings) -> Self {
+        Self {
+            config: config.clone(),
+            settings,
+            inner: engine::boxed(Algorithm::Abp, config),
+            running: Algorithm::Abp,
+            reason: Reason::NotChosen,
+            next: None,
+            candidate: None,
+            pinned: None,
+            meter: Meter::default(),
+            switches: 0,
+            updates_running: 0,
+        }
+    }
+
+    /// Pairs the inner engine held at its last update.
+    fn pair_count(&self) -> usize {
+        self.inner.pair_lists().iter().map(|l| l.keys.len()).sum()
+    }
+
+    /// The algorithm to run this update on, and why: the pinned one, the rules' choice once
+    /// it has held long enough, or the running one.
+    fn decide(&mut self) -> (Algorithm, Reason) {
+        if let Some(pinned) = self.pinned {
+            return (pinned, Reason::Pinned);
+        }
+        let m = &self.meter.measures;
+        let (choice, reason) = policy::choose(m, self.reason);
+        if choice == self.running {
+            self.candidate = None;
+            return (choice, reason);
+        }
+        let first = self.reason == Reason::NotChosen || self.reason == Reason::Pinned;
+        let held = match self.candidate {
+            Some((c, _, n)) if c == choice => n + 1,
+            _ => 1,
+        };
+        self.candidate = Some((choice, reason, held));
+        if first || held >= self.settings.hold.max(1) || m.changed_now >= MASS_CHANGE {
+            self.candidate = None;
+            (choice, reason)
+        } else {
+            (self.running, self.reason)
+        }
+    }
+}
+
+impl Engine for AutoEngine {
+    fn algorithm(&self) -> Algorithm {
+        Algorithm::Auto
+    }
+
+    fn restart(&mut self, store: &Store) -> bool {
+        if store.is_empty() && self.pinned.is_none() {
+            return false;
+        }
+        let pairs = self.pair_count();
+        self.meter.measure(store, pairs);
+        let (choice, reason) = self.decide();
+        if choice == self.running {
+            self.reason = reason;
+            return false;
+        }
+        self.next = Some((choice, reason));
+        true
+    }
+
+    fn update(&mut self, store: &Store, changes: &mut PairChanges) -> Result<(), Error> {
+        if let Some((algorithm, reason)) = self.next.take() {
+            // The driver handed the proxies over (`restart` said so): the fresh engine is
+            // built from the store, and the driver diffs its pairs against the last update's.
+            self.inner = engine::boxed(algorithm, &self.config);
+            if self.reason != Reason::NotChosen {
+                self.switches += 1;
+            }
+            (self.running, self.reason, self.updates_running) = (algorithm, reason, 0);
+        }
+        self.updates_running += 1;
+        self.inner.update(store, changes)
+    }
+
+    fn pair_lists(&self) -> Vec<PairList<'_>> {
+        self.inner.pair_lists()
+    }
+
+    fn candidates(
+        &self,
+        store: &Store,
+        bounds: &Aabb,
+        visit: &mut dyn FnMut(u32) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
+        self.inner.candidates(store, bounds, visit)
+    }
+
+    fn ray_candidates(
+        &self,
+        store: &Store,
+        ray: &Ray,
+        max_t: f32,
+        world: &Aabb,
+        visit: &mut dyn FnMut(u32) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
+        self.inner.ray_candidates(store, ray, max_t, world, visit)
+    }
+
+    fn query_aabb(
+        &self,
+        store: &Store,
+        aabb: &Aabb,
+        mask: LayerMask,
+        visit: &mut dyn FnMut(ProxyId) -> ControlFlow<()>,
+    ) -> Option<ControlFlow<()>> {
+        self.inner.query_aabb(store, aabb, mask, visit)
+    }
+
+    fn check_structure(&self, store: &Store) -> Result<(), String> {
+        if self.inner.algorithm() != self.running {
+            return Err(format!(
+                "auto: runs {:?} but says {:?}",
+                self.inner.algorithm(),
+                self.running
+            ));
+        }
+        self.inner.check_structure(store)
+    }
+
+    fn shift_origin(&mut self, shift: [f32; 3]) {
+        self.inner.shift_origin(shift);
+    }
+
+    fn stats(&self, store: &Store, stats: &mut Stats) {
+        self.inner.stats(store, stats);
+        stats.memory_bytes += self.meter.memory_bytes();
+        let inner = std::mem::take(&mut stats.figures);
+        stats.figures = Figures::Auto(AutoFigures {
+            running: self.running,
+            reason: self.reason,
+            switches: self.switches,
+            updates_running: self.updates_running,
+            measures: self.meter.measures,
+            inner: Box::new(inner),
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,177 @@
+//! Auto's choices on scenes built to fall under each rule, its hysteresis, and its switches
+//! against the oracle. (The differential suite with switches forced mid-sequence is in
+//! `crate::tests::auto`.)
+
+use crate::testing::SplitMix64;
+use crate::{Aabb, Algorithm, Auto, AutoSettings, BroadPhase, Config, Figures, ProxyDesc, Reason};
+
+fn figures(bp: &Auto) -> crate::AutoFigures {
+    match bp.stats().figures {
+        Figures::Auto(f) => f,
+        other => panic!("not Auto's figures: {other:?}"),
+    }
+}
+
+/// `n` unit-ish boxes spread evenly over a cube sized for about `overlaps` pairs a box.
+fn spread(bp: &mut Auto, rng: &mut SplitMix64, n: usize, fixed: impl Fn(usize) -> bool) {
+    let side = (n as f64 * 8.0).cbrt() as u64 * 2;
+    for k in 0..n {
+        let lo = [0, 1, 2].map(|_| rng.below(side * 100) as f32 / 100.0);
+        let desc = if fixed(k) {
+            ProxyDesc::fixed()
+        } else {
+            ProxyDesc::dynamic()
+        };
+        bp.insert(Aabb::new(lo, lo.map(|c| c + 1.0)), desc)
+            .expect("valid box");
+    }
+}
+
+/// Moves every `every`-th live proxy by a small step.
+fn stir(bp: &mut Auto, rng: &mut SplitMix64, every: usize) {
+    let n = bp.len();
+    let mut moves = Vec::new();
+    for slot in (0..n).step_by(every) {
+        let id = bp.store().id_at(slot);
+        if let Ok(b) = bp.aabb(id) {
+            let step = [0, 1, 2].map(|_| (rng.below(3) as f32 - 1.0) * 0.05);
+            moves.push((id, b.translated(step)));
+        }
+    }
+    bp.set_aabbs(&moves).expect("valid moves");
+}
+
+#[test]
+fn a_moving_crowd_runs_on_abp_and_a_level_on_quadtree() {
+    let mut rng = SplitMix64::new(1);
+    let mut moving = Auto::new(Config::default());
+    spread(&mut moving, &mut rng, 2_000, |_| false);
+    moving.update().expect("update");
+    let f = figures(&moving);
+    assert_eq!((f.running, f.reason), (Algorithm::Abp, Reason::Moving));
+
+    let mut level = Auto::new(Config::default());
+    spread(&mut level, &mut rng, 25_000, |k| k % 20 != 0);
+    level.update().expect("update");
+    let f = figures(&level);
+    assert_eq!(
+        (f.running, f.reason),
+        (Algorithm::QuadTree, Reason::FixedLevel)
+    );
+    assert_eq!(f.switches, 0, "the first choice is no switch");
+    assert!(f.measures.fixed_share > 0.9);
+}
+
+#[test]
+fn a_scene_that_comes_to_rest_switches_after_the_hold_and_not_before() {
+    let mut rng = SplitMix64::new(2);
+    let settings = AutoSettings { hold: 5 };
+    let mut bp = Auto::with_settings(Config::default(), settings);
+    spread(&mut bp, &mut rng, 3_000, |_| false);
+    bp.update().expect("update");
+    for _ in 0..3 {
+        stir(&mut bp, &mut rng, 1);
+        bp.update().expect("update");
+    }
+    assert_eq!(bp.running(), Algorithm::Abp);
+    // Now a twentieth of the boxes move: the running mean falls below the resting threshold
+    // after a few updates, then the choice must hold five updates in a row.
+    let mut first_sap = None;
+    for frame in 0..40 {
+        stir(&mut bp, &mut rng, 20);
+        bp.update().expect("update");
+        bp.check_structure().expect("consistent");
+        if bp.running() == Algorithm::Sap && first_sap.is_none() {
+            first_sap = Some(frame);
+        }
+    }
+    let f = figures(&bp);
+    assert_eq!(
+        (f.running, f.reason),
+        (Algorithm::Sap, Reason::MostlyResting)
+    );
+    assert_eq!(f.switches, 1, "one switch, no flicker");
+    assert!(
+        first_sap.is_some_and(|f| f >= 5),
+        "switched at {first_sap:?}"
+    );
+}
+
+#[test]
+fn a_mass_spawn_switches_at_once() {
+    let mut rng = SplitMix64::new(3);
+    let mut bp = Auto::new(Config::default());
+    spread(&mut bp, &mut rng, 1_000, |_| false);
+    bp.update().expect("update");
+    stir(&mut bp, &mut rng, 1);
+    bp.update().expect("update");
+    assert_eq!(bp.running(), Algorithm::Abp);
+    // A level of fixed boxes streams in: twenty times the proxies, in one update.
+    spread(&mut bp, &mut rng, 24_000, |_| true);
+    bp.update().expect("update");
+    let f = figures(&bp);
+    assert_eq!(
+        (f.running, f.reason),
+        (Algorithm::QuadTree, Reason::FixedLevel)
+    );
+    assert_eq!(f.switches, 1);
+}
+
+#[test]
+fn pinning_switches_at_the_next_update_and_unpinning_chooses_again() {
+    let mut rng = SplitMix64::new(4);
+    let mut bp = Auto::new(Config::default());
+    spread(&mut bp, &mut rng, 500, |_| false);
+    bp.update().expect("update");
+    let pairs = bp.pairs().to_vec();
+    for algorithm in [Algorithm::Sap, Algorithm::Grid, Algorithm::BruteForce] {
+        bp.pin(Some(algorithm)).expect("valid");
+        assert!(
+            bp.update().expect("update").is_empty(),
+            "no event from a switch"
+        );
+        assert_eq!(bp.pairs(), pairs);
+        let f = figures(&bp);
+        assert_eq!((f.running, f.reason), (algorithm, Reason::Pinned));
+        bp.check_structure().expect("consistent");
+    }
+    assert!(bp.pin(Some(Algorithm::Auto)).is_err());
+    // Unpinned, it chooses from the measures at once (the pinned updates moved nothing:
+    // a resting scene), then follows the scene as it starts to move.
+    bp.pin(None).expect("valid");
+    bp.update().expect("update");
+    assert_eq!(figures(&bp).reason, Reason::MostlyResting);
+    for _ in 0..30 {
+        stir(&mut bp, &mut rng, 1);
+        bp.update().expect("update");
+    }
+    let f = figures(&bp);
+    assert_eq!((f.running, f.reason), (Algorithm::Abp, Reason::Moving));
+    assert_eq!(
+        f.switches, 5,
+        "three pins, the unpinned choice, the move to Abp"
+    );
+}
+
+#[test]
+fn the_clustering_index_tells_clusters_from_an_even_spread() {
+    let mut rng = SplitMix64::new(5);
+    let mut even = Auto::new(Config::default());
+    spread(&mut even, &mut rng, 5_000, |_| false);
+    even.update().expect("update");
+    let c = figures(&even).measures.clustering;
+    assert!((0.8..1.3).contains(&c), "even spread: {c}");
+
+    let mut clusters = Auto::new(Config::default());
+    for k in 0..5_000 {
+        // Ten tight clusters far apart.
+        let centre = (k % 10) as f32 * 100.0;
+        let lo = [0, 1, 2].map(|_| centre + rng.below(500) as f32 / 100.0);
+        clusters
+            .insert(Aabb::new(lo, lo.map(|c| c + 1.0)), ProxyDesc::dynamic())
+            .expect("valid");
+    }
+    clusters.update().expect("update");
+    let c = figures(&clusters).measures.clustering;
+    assert!(c > 4.0, "ten clusters: {c}");
+}

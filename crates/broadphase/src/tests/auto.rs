@@ -1,0 +1,64 @@
+//! Auto against the oracle: as it chooses, and with switches forced mid-sequence (a pin to
+//! another algorithm every few updates), so that the suite sees builds from the store at
+//! every kind of update, and queries and pairs between a switch and the update after.
+
+use broadphase::{testing, Algorithm, Auto, AutoSettings, BroadPhase, Config, Error, PairEvents};
+
+#[test]
+fn auto_matches_brute_force() {
+    testing::check_algorithm(|| broadphase::new(Algorithm::Auto, Config::default()));
+}
+
+#[test]
+fn auto_with_no_hold_matches_brute_force() {
+    // Every new choice taken at once: the most switches the rules can make.
+    testing::check_algorithm_with(
+        || {
+            Box::new(Auto::with_settings(
+                Config::default(),
+                AutoSettings { hold: 1 },
+            ))
+        },
+        &testing::CheckOptions::scaled(150, 60, 4),
+    );
+}
+
+/// Auto pinned to the next algorithm after every `every` updates, and unpinned between.
+struct Switching {
+    inner: Auto,
+    every: usize,
+    updates: usize,
+}
+
+impl BroadPhase for Switching {
+    forward_all_but_update!(inner);
+
+    fn update(&mut self) -> Result<&PairEvents, Error> {
+        self.updates += 1;
+        if self.updates.is_multiple_of(self.every) {
+            let k = self.updates / self.every;
+            // Every algorithm in turn, and every fourth time back to choosing.
+            let next = (!k.is_multiple_of(4))
+                .then(|| Algorithm::ALL[k % Algorithm::ALL.len()])
+                .filter(|&a| a != Algorithm::Auto);
+            self.inner.pin(next)?;
+        }
+        self.inner.update()
+    }
+}
+
+#[test]
+fn auto_switched_mid_sequence_matches_brute_force() {
+    for every in [1, 2, 3] {
+        testing::check_algorithm_with(
+            || {
+                Box::new(Switching {
+                    inner: Auto::new(Config::default()),
+                    every,
+                    updates: 0,
+                })
+            },
+            &testing::CheckOptions::scaled(150, 60, 4),
+        );
+    }
+}
