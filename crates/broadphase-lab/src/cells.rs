@@ -71,7 +71,7 @@ pub fn count(level: &GridLevelDump) -> LevelCount {
 }
 
 /// The cells `first..=last`.
-fn cells_of(first: [i32; 3], last: [i32; 3]) -> impl Iterator<Item = [i32; 3]> {
+pub(crate) fn cells_of(first: [i32; 3], last: [i32; 3]) -> impl Iterator<Item = [i32; 3]> {
     (first[2]..=last[2]).flat_map(move |z| {
         (first[1]..=last[1]).flat_map(move |y| (first[0]..=last[0]).map(move |x| [x, y, z]))
     })

@@ -18,8 +18,8 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use broadphase::{
-    Aabb, BroadPhase, BruteForce, Config, Error, Figures, Grid, GridSettings, Schedule,
-    SortAndSweep,
+    Aabb, BroadPhase, BruteForce, Config, Error, Figures, Grid, GridSettings, Pair, ProxyId,
+    Schedule, SortAndSweep,
 };
 use clap::{Args, ValueEnum};
 
@@ -114,80 +114,217 @@ impl LabResult {
     }
 }
 
+/// The grid's settings for the lab's knobs.
+#[must_use]
+pub fn grid_settings(args: &LabArgs) -> GridSettings {
+    let mut s = GridSettings::default();
+    s.cell_size = args.cell_size;
+    s.radix_bits = args.radix_bits;
+    s.schedule = match args.schedule {
+        ScheduleArg::Parity => Schedule::Parity,
+        ScheduleArg::All => Schedule::All,
+    };
+    s.keep_cells = args.keep_cells;
+    s
+}
+
+/// What a strategy keeps from one frame to the next.
+// One per stepper, and a stepper lives as long as its run or session: the unused bytes of the
+// smaller variants cost nothing worth a box.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
+enum Engine {
+    /// The sweep keeps nothing but its buffers: it starts afresh every frame.
+    Sweep {
+        sweep: SortAndSweep,
+        boxes: Vec<Aabb>,
+    },
+    /// Brute force as a broad phase.
+    Brute(BruteForce),
+    /// The grid as a broad phase (its own type, for its dump).
+    Grid(Grid),
+}
+
+/// The broad phase of brute force and the grid (`None` for the sweep).
+fn broad_phase(engine: &mut Engine) -> Option<&mut dyn BroadPhase> {
+    match engine {
+        Engine::Brute(b) => Some(b),
+        Engine::Grid(g) => Some(g),
+        Engine::Sweep { .. } => None,
+    }
+}
+
+/// One strategy stepping through a scene one frame at a time: what `bplab lab` times over its
+/// frames, and what `bplab serve` steps on request.
+#[derive(Debug)]
+pub struct Stepper {
+    strategy: Strategy,
+    scene: Scene,
+    engine: Engine,
+    /// Scene index → proxy id (brute force and the grid).
+    ids: Vec<ProxyId>,
+    feeder: Feeder,
+    frame: u64,
+    last: LabResult,
+}
+
+impl Stepper {
+    /// Builds the scene of `args` and hands it to `strategy`: frame 0 (the first update, or
+    /// the sweep's first run).
+    ///
+    /// # Errors
+    /// When the grid rejects the settings (a bad cell size or digit width), or a broad phase
+    /// the scene's input (a scene bug).
+    pub fn new(args: &LabArgs, strategy: Strategy) -> Result<Self, Error> {
+        let n = args.n as usize;
+        let engine = match strategy {
+            Strategy::Sweep => Engine::Sweep {
+                sweep: SortAndSweep::new(args.radix_bits)?,
+                boxes: Vec::with_capacity(n),
+            },
+            Strategy::Brute => Engine::Brute(BruteForce::new(Config::default())),
+            Strategy::Grid => {
+                Engine::Grid(Grid::with_settings(Config::default(), grid_settings(args))?)
+            }
+        };
+        let mut stepper = Self {
+            strategy,
+            scene: Scene::new(args.scene, n, args.seed),
+            engine,
+            ids: Vec::new(),
+            feeder: Feeder::default(),
+            frame: 0,
+            last: LabResult {
+                strategy,
+                brute_force_pairs: (n as u64) * (n as u64).saturating_sub(1) / 2,
+                cell_ids: None,
+                collision_cells: None,
+                cells_tested: None,
+                radix_passes: None,
+                tests: 0,
+                pairs: 0,
+                frame_ms: 0.0,
+            },
+        };
+        let t = Instant::now();
+        if let Some(bp) = broad_phase(&mut stepper.engine) {
+            stepper.ids = bp.insert_batch(&stepper.scene.initial())?;
+            bp.update()?;
+        }
+        stepper.finish_frame(t);
+        Ok(stepper)
+    }
+
+    /// Advances the scene one frame and runs the strategy on it; returns the frame's figures,
+    /// its time that of the strategy's work alone (not the scene's).
+    ///
+    /// # Errors
+    /// Only if a broad phase rejects the scene's input (a scene bug).
+    pub fn step(&mut self) -> Result<&LabResult, Error> {
+        let frame = self.scene.step();
+        let t = Instant::now();
+        if let Some(bp) = broad_phase(&mut self.engine) {
+            self.feeder.apply(bp, &mut self.ids, &frame)?;
+            bp.update()?;
+        }
+        self.frame += 1;
+        self.finish_frame(t);
+        Ok(&self.last)
+    }
+
+    /// Runs the sweep (whose whole work is this), then reads the figures and the time since
+    /// `t`.
+    fn finish_frame(&mut self, t: Instant) {
+        let r = &mut self.last;
+        let bp: &dyn BroadPhase = match &mut self.engine {
+            Engine::Sweep { sweep, boxes } => {
+                boxes.clear();
+                boxes.extend((0..self.scene.len()).map(|i| self.scene.aabb(i)));
+                let figures = sweep.run(boxes, 0);
+                r.frame_ms = t.elapsed().as_secs_f64() * 1e3;
+                r.tests = figures.tests;
+                r.pairs = figures.pairs;
+                r.radix_passes = Some(u64::from(figures.radix_passes));
+                return;
+            }
+            Engine::Brute(b) => b,
+            Engine::Grid(g) => g,
+        };
+        r.frame_ms = t.elapsed().as_secs_f64() * 1e3;
+        let stats = bp.stats();
+        r.tests = stats.tests;
+        r.pairs = bp.pairs().len() as u64;
+        if let Figures::Grid(g) = stats.figures {
+            r.cell_ids = Some((g.home_cells, g.phantom_cells));
+            r.collision_cells = Some(g.collision_cells);
+            r.cells_tested = Some(g.collision_cells_tested);
+            r.radix_passes = Some(g.radix_passes);
+        }
+    }
+
+    /// The strategy it runs.
+    #[must_use]
+    pub fn strategy(&self) -> Strategy {
+        self.strategy
+    }
+
+    /// Frames stepped since the build (0 after [`Stepper::new`]).
+    #[must_use]
+    pub fn frame(&self) -> u64 {
+        self.frame
+    }
+
+    /// The figures of the last frame (the build's after [`Stepper::new`]).
+    #[must_use]
+    pub fn last(&self) -> &LabResult {
+        &self.last
+    }
+
+    /// The scene as of the last frame.
+    #[must_use]
+    pub fn scene(&self) -> &Scene {
+        &self.scene
+    }
+
+    /// Scene index → proxy id, for brute force and the grid (empty for the sweep).
+    #[must_use]
+    pub fn ids(&self) -> &[ProxyId] {
+        &self.ids
+    }
+
+    /// The overlapping pairs of brute force and the grid (`None` for the sweep, which only
+    /// counts them).
+    #[must_use]
+    pub fn pairs(&self) -> Option<&[Pair]> {
+        match &self.engine {
+            Engine::Brute(b) => Some(b.pairs()),
+            Engine::Grid(g) => Some(g.pairs()),
+            Engine::Sweep { .. } => None,
+        }
+    }
+
+    /// The grid, when the strategy is the grid: its dump and figures show the chapter's
+    /// stages.
+    #[must_use]
+    pub fn grid(&self) -> Option<&Grid> {
+        match &self.engine {
+            Engine::Grid(g) => Some(g),
+            _ => None,
+        }
+    }
+}
+
 /// Runs one strategy over the scene.
 ///
 /// # Errors
 /// Only if a broad phase rejects the scene's input or the settings (a bug or a bad cell size).
 pub fn run_strategy(args: &LabArgs, strategy: Strategy) -> Result<LabResult, Error> {
-    let n = args.n as usize;
-    let mut scene = Scene::new(args.scene, n, args.seed);
-    let brute_force_pairs = (n as u64) * (n as u64 - 1) / 2;
-    let mut times = Vec::with_capacity(args.frames as usize);
-    let mut result = LabResult {
-        strategy,
-        brute_force_pairs,
-        cell_ids: None,
-        collision_cells: None,
-        cells_tested: None,
-        radix_passes: None,
-        tests: 0,
-        pairs: 0,
-        frame_ms: 0.0,
-    };
-    match strategy {
-        Strategy::Sweep => {
-            let mut sweep = SortAndSweep::new(args.radix_bits)?;
-            let mut boxes: Vec<Aabb> = Vec::with_capacity(n);
-            for _ in 0..=args.frames {
-                scene.step();
-                let t = Instant::now();
-                boxes.clear();
-                boxes.extend((0..n).map(|i| scene.aabb(i)));
-                let figures = sweep.run(&boxes, 0);
-                times.push(t.elapsed().as_secs_f64() * 1e3);
-                result.tests = figures.tests;
-                result.pairs = figures.pairs;
-                result.radix_passes = Some(u64::from(figures.radix_passes));
-            }
-        }
-        Strategy::Brute | Strategy::Grid => {
-            let mut bp: Box<dyn BroadPhase> = if strategy == Strategy::Brute {
-                Box::new(BruteForce::new(Config::default()))
-            } else {
-                let settings = {
-                    let mut s = GridSettings::default();
-                    s.cell_size = args.cell_size;
-                    s.radix_bits = args.radix_bits;
-                    s.schedule = match args.schedule {
-                        ScheduleArg::Parity => Schedule::Parity,
-                        ScheduleArg::All => Schedule::All,
-                    };
-                    s.keep_cells = args.keep_cells;
-                    s
-                };
-                Box::new(Grid::with_settings(Config::default(), settings)?)
-            };
-            let mut ids = bp.insert_batch(&scene.initial())?;
-            bp.update()?;
-            let mut feeder = Feeder::default();
-            for _ in 0..=args.frames {
-                let frame = scene.step();
-                let t = Instant::now();
-                feeder.apply(bp.as_mut(), &mut ids, &frame)?;
-                bp.update()?;
-                times.push(t.elapsed().as_secs_f64() * 1e3);
-            }
-            let stats = bp.stats();
-            result.tests = stats.tests;
-            result.pairs = bp.pairs().len() as u64;
-            if let Figures::Grid(g) = stats.figures {
-                result.cell_ids = Some((g.home_cells, g.phantom_cells));
-                result.collision_cells = Some(g.collision_cells);
-                result.cells_tested = Some(g.collision_cells_tested);
-                result.radix_passes = Some(g.radix_passes);
-            }
-        }
+    let mut stepper = Stepper::new(args, strategy)?;
+    let mut times = Vec::with_capacity(args.frames as usize + 1);
+    for _ in 0..=args.frames {
+        times.push(stepper.step()?.frame_ms);
     }
+    let mut result = stepper.last().clone();
     // The first frame warms the caches up; the median of the others is reported.
     result.frame_ms = percentile(&times[1..], 0.5);
     Ok(result)
