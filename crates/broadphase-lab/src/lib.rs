@@ -12,6 +12,8 @@ pub mod regions;
 pub mod run;
 pub mod scene_file;
 pub mod scenes;
+#[cfg(feature = "serve")]
+pub mod serve;
 pub mod tree;
 
 // The workspace README's examples are compiled and run with the lab's doctests (the library's

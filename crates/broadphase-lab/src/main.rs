@@ -61,6 +61,10 @@ enum Command {
     Bench(BenchArgs),
     /// The device GpuGrid runs on: adapter, backend, driver and limits (exit code 1 if none).
     GpuInfo,
+    /// GPU Gems 3's lab as a local web page: pick, guess, then step and watch (listens on
+    /// 127.0.0.1 unless --bind says otherwise).
+    #[cfg(feature = "serve")]
+    Serve(broadphase_lab::serve::ServeArgs),
 }
 
 #[derive(Args, Debug)]
@@ -360,6 +364,8 @@ fn main() -> ExitCode {
         Command::Run(args) => run_command(args),
         Command::Record(args) => record_command(&args),
         Command::Lab(args) => broadphase_lab::lab::command(&args),
+        #[cfg(feature = "serve")]
+        Command::Serve(args) => broadphase_lab::serve::command(&args),
         Command::Bench(args) => bench_command(&args),
         Command::Regions(args) => regions_command(&args),
         Command::Tree(args) => tree_command(&args),
