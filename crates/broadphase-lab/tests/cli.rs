@@ -255,3 +255,14 @@ fn csv_and_json_print_the_table_s_rows() {
     };
     assert_eq!(rows, vec![want("Abp"), want("Grid")]);
 }
+
+/// `bplab serve` listens on 127.0.0.1 unless told otherwise, and a bad port or address is a
+/// usage error.
+#[cfg(feature = "serve")]
+#[test]
+fn serve_says_where_it_listens_and_rejects_bad_addresses() {
+    let help = stdout(&expect(0, &["serve", "--help"]));
+    assert!(help.contains("127.0.0.1") && help.contains("--bind"), "{help}");
+    expect(2, &["serve", "--port", "70000"]);
+    expect(2, &["serve", "--bind", "localhost.invalid"]);
+}
