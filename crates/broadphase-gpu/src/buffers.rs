@@ -32,7 +32,9 @@ impl Grown {
         items: u64,
         usage: wgpu::BufferUsages,
     ) -> Self {
-        let items = items.max(1);
+        // A first guess (the cell ids' is 8 per box) above the limit would fail where the
+        // items needed fit: start at the limit, and grow when a frame needs more.
+        let items = items.min(bindable(device, item, usage)).max(1);
         Self {
             buffer: create(device, label, item * items, usage),
             items,
@@ -53,7 +55,11 @@ impl Grown {
         if items <= self.items {
             return false;
         }
-        let grown = items.max(self.items * 2);
+        // Doubling past what the adapter binds would refuse a buffer that the items
+        // themselves fit in (4 million boxes' cell ids are 128 MiB, lavapipe's whole binding
+        // limit): grow at most to the limit, and beyond it only as far as asked (the device
+        // then refuses the buffer with an error, which fails the update).
+        let grown = items.max((self.items * 2).min(bindable(device, self.item, self.usage)));
         let buffer = create(device, self.label, grown * self.item, self.usage);
         if let Some(encoder) = keep {
             encoder.copy_buffer_to_buffer(&self.buffer, 0, &buffer, 0, self.items * self.item);
@@ -67,6 +73,19 @@ impl Grown {
     pub fn bytes(&self) -> u64 {
         self.items * self.item
     }
+}
+
+/// The most items of `item` bytes one buffer of `usage` may hold on `device`: a storage buffer
+/// is bound whole, so the adapter's binding limit (which `GpuContext` requests, rather than
+/// wgpu's defaults) bounds it; any other buffer, the largest buffer.
+fn bindable(device: &wgpu::Device, item: u64, usage: wgpu::BufferUsages) -> u64 {
+    let limits = device.limits();
+    let bytes = if usage.contains(STORAGE) {
+        u64::from(limits.max_storage_buffer_binding_size).min(limits.max_buffer_size)
+    } else {
+        limits.max_buffer_size
+    };
+    bytes / item.max(1)
 }
 
 fn create(
