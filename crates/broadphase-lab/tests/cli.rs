@@ -262,7 +262,10 @@ fn csv_and_json_print_the_table_s_rows() {
 #[test]
 fn serve_says_where_it_listens_and_rejects_bad_addresses() {
     let help = stdout(&expect(0, &["serve", "--help"]));
-    assert!(help.contains("127.0.0.1") && help.contains("--bind"), "{help}");
+    assert!(
+        help.contains("127.0.0.1") && help.contains("--bind"),
+        "{help}"
+    );
     expect(2, &["serve", "--port", "70000"]);
     expect(2, &["serve", "--bind", "localhost.invalid"]);
 }
