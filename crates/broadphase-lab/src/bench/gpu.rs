@@ -24,7 +24,7 @@ use crate::scenes::SceneKind;
 /// frame on a GPU) and four million. Ten million (`--sizes 1m,4m,10m`) shows that they fit.
 pub const DEFAULT_SIZES: &[usize] = &[1_000_000, 4_000_000];
 
-/// The files [`write`] writes into its folder.
+/// The files [`write()`] writes into its folder.
 pub const FILES: &[&str] = &["gpu.md", "gpu.json"];
 
 /// The options of `bplab bench --gpu` before the command line's: the uniform scene at
@@ -238,6 +238,7 @@ mod tests {
             round_ms: rounds.to_vec(),
             frame_ms: Spread::of(&rounds),
             memory: None,
+            note: None,
         }
     }
 
