@@ -238,7 +238,6 @@ mod tests {
             round_ms: rounds.to_vec(),
             frame_ms: Spread::of(&rounds),
             memory: None,
-            note: None,
         }
     }
 
