@@ -75,7 +75,7 @@ struct BenchArgs {
     /// Everything: every scene at 10k, 100k and 1M boxes, on 1, 2 and all cores.
     #[arg(long)]
     full: bool,
-    /// Algorithms, comma-separated (default: abp,sap,mbp,quadtree,grid); the first is the
+    /// Algorithms, comma-separated (default: abp,sap,mbp,quadtree,grid,auto); the first is the
     /// reference every contender's pairs are checked against.
     #[arg(long, value_delimiter = ',')]
     algos: Vec<Algorithm>,

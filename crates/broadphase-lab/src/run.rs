@@ -21,7 +21,7 @@ use crate::progress::Progress;
 use crate::scene_file::SceneFile;
 use crate::scenes::{Frame, Scene, SceneKind};
 use broadphase::{
-    Aabb, Algorithm, BroadPhase, BruteForce, Config, Error, Pair, ProxyDesc, ProxyId,
+    Aabb, Algorithm, BroadPhase, BruteForce, Config, Error, Figures, Pair, ProxyDesc, ProxyId,
 };
 
 /// Up to this many boxes every frame is verified.
@@ -290,6 +290,8 @@ pub struct AlgoResult {
     pub deleted: usize,
     /// The comparison with the oracle.
     pub verdict: Verdict,
+    /// For `Auto`: what it ran on from the build, and each switch with its frame.
+    pub choices: Vec<String>,
 }
 
 impl AlgoResult {
@@ -490,6 +492,8 @@ fn run_one(
             }
         };
     check(bp.as_ref(), &names, 0, &mut verdict);
+    let mut choices = AutoLog::default();
+    choices.observe(bp.as_ref(), 0);
     let (mut created, mut deleted) = (0, 0);
     let mut frame_ms = Vec::with_capacity(opts.frames);
     let mut feeder = Feeder::default();
@@ -505,6 +509,7 @@ fn run_one(
         created += events.created().len();
         deleted += events.deleted().len();
         check(bp.as_ref(), &names, f, &mut verdict);
+        choices.observe(bp.as_ref(), f);
         names.forget_leavers();
         progress.tick();
     }
@@ -521,7 +526,36 @@ fn run_one(
         } else {
             Verdict::Skipped
         }),
+        choices: choices.lines,
     })
+}
+
+/// `Auto`'s choices over a run, read after each update outside the clock: a line when the
+/// build chooses and one at each switch.
+#[derive(Default)]
+struct AutoLog {
+    running: Option<Algorithm>,
+    lines: Vec<String>,
+}
+
+impl AutoLog {
+    fn observe(&mut self, bp: &dyn BroadPhase, frame: usize) {
+        if bp.algorithm() != Algorithm::Auto {
+            return;
+        }
+        if let Figures::Auto(f) = bp.stats().figures {
+            if self.running != Some(f.running) {
+                self.running = Some(f.running);
+                let when = if frame == 0 {
+                    "build".to_string()
+                } else {
+                    format!("frame {frame}")
+                };
+                self.lines
+                    .push(format!("{when}: {} ({})", f.running.cli_name(), f.reason));
+            }
+        }
+    }
 }
 
 /// The rayon pool a command runs in: `threads` workers, or rayon's default (one per core).
@@ -699,6 +733,9 @@ pub fn table(opts: &RunOptions, results: &[AlgoResult]) -> String {
     out += &line(&widths.iter().map(|w| "-".repeat(*w)).collect::<Vec<_>>());
     for r in &rows {
         out += &line(r);
+    }
+    for r in results.iter().filter(|r| !r.choices.is_empty()) {
+        out += &format!("\n{} ran on: {}\n", r.name, r.choices.join("; "));
     }
     out
 }

@@ -40,7 +40,8 @@ fn a_tiny_quick_matrix_runs_and_writes_every_file() {
     assert_eq!(report.cells.len(), 6);
     let peers = PeerKind::available();
     for cell in &report.cells {
-        let expected = 5 + if peers && cell.threads == 1 { 3 } else { 0 };
+        let expected =
+            bench::DEFAULT_ALGORITHMS.len() + if peers && cell.threads == 1 { 3 } else { 0 };
         assert_eq!(cell.contenders.len(), expected, "{}", cell.scene);
         assert!(cell.pairs > 0, "{}", cell.scene);
         for k in &cell.contenders {
@@ -58,6 +59,13 @@ fn a_tiny_quick_matrix_runs_and_writes_every_file() {
         }
     }
     assert!(report.memory_measured);
+    // Auto runs by default and says what it ran on.
+    let auto = report.cells[0]
+        .contenders
+        .iter()
+        .find(|k| k.name == "auto")
+        .expect("auto runs by default");
+    assert!(auto.note.as_deref().is_some_and(|n| n.contains("switch")));
 
     let dir = std::env::temp_dir().join(format!("bplab-bench-test-{}", std::process::id()));
     let files = report::write_all(&report, &dir).unwrap();

@@ -1,7 +1,7 @@
 //! A contender of `bplab bench` and the criterion benches: anything that takes a scene's frames
 //! and finds the overlapping pairs, a `broadphase` algorithm or a peer library.
 
-use broadphase::{Algorithm, BroadPhase, Config, Error, ProxyId};
+use broadphase::{Algorithm, AutoFigures, BroadPhase, Config, Error, Figures, ProxyId};
 
 use crate::bench::peers::PeerKind;
 use crate::bench::BenchError;
@@ -35,6 +35,12 @@ pub trait Contender: Send {
 
     /// The pairs found by the last frame (or the build), by scene index.
     fn reported(&self) -> Reported;
+
+    /// What the report should say of how it ran, if anything: for `Auto`, the algorithm it
+    /// ran on at the end, why, and how often it switched.
+    fn note(&self) -> Option<String> {
+        None
+    }
 }
 
 /// A `broadphase` algorithm driven through the [`BroadPhase`] trait, its objects keyed by scene
@@ -125,6 +131,24 @@ impl Contender for BroadPhaseContender {
     fn reported(&self) -> Reported {
         Reported::Exact(self.pairs())
     }
+
+    fn note(&self) -> Option<String> {
+        match self.bp.stats().figures {
+            Figures::Auto(f) => Some(auto_note(&f)),
+            _ => None,
+        }
+    }
+}
+
+/// `Auto`'s choice in words: `quadtree (most proxies are fixed), 1 switch`.
+pub fn auto_note(f: &AutoFigures) -> String {
+    let plural = if f.switches == 1 { "" } else { "es" };
+    format!(
+        "{} ({}), {} switch{plural}",
+        f.running.cli_name(),
+        f.reason,
+        f.switches
+    )
 }
 
 /// Who runs in a bench cell: one of `broadphase`'s algorithms or a peer.

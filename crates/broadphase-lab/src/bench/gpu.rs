@@ -238,6 +238,7 @@ mod tests {
             round_ms: rounds.to_vec(),
             frame_ms: Spread::of(&rounds),
             memory: None,
+            note: None,
         }
     }
 

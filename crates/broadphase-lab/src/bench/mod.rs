@@ -41,6 +41,7 @@ pub const DEFAULT_ALGORITHMS: &[Algorithm] = &[
     Algorithm::Mbp,
     Algorithm::QuadTree,
     Algorithm::Grid,
+    Algorithm::Auto,
 ];
 
 /// What to run.
@@ -329,6 +330,9 @@ pub struct ContenderResult {
     pub frame_ms: Spread,
     /// What it holds, when the counting allocator is installed.
     pub memory: Option<memory::Memory>,
+    /// How it ran, where it says (`Auto`: the algorithm it ended on, why, its switches).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// One cell's results.

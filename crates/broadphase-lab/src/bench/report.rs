@@ -222,6 +222,86 @@ pub fn summary_table(rows: &[SummaryRow]) -> String {
     table(&header, &body)
 }
 
+/// One line of the table of `Auto` against our other algorithms: a cell, `Auto`'s median,
+/// the fastest of the others, and what `Auto` ran on.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AutoRow {
+    /// The scene.
+    pub scene: String,
+    /// Boxes.
+    pub n: usize,
+    /// Threads of the cell.
+    pub threads: usize,
+    /// `Auto`'s median ms per frame (switch frames included).
+    pub auto_ms: f64,
+    /// Our fastest other algorithm and its median ms per frame.
+    pub best: (String, f64),
+    /// What `Auto` ran on at the end, why, and its switches.
+    pub note: String,
+}
+
+impl AutoRow {
+    /// `Auto`'s frame over the best of the others' (1.2 is the goal's bound).
+    pub fn ratio(&self) -> f64 {
+        self.auto_ms / self.best.1
+    }
+}
+
+/// `Auto` against the fastest of our other algorithms, in every cell where both ran.
+pub fn auto_rows(report: &BenchReport) -> Vec<AutoRow> {
+    report
+        .cells
+        .iter()
+        .filter_map(|c| {
+            let auto = c.contenders.iter().find(|k| !k.peer && k.name == "auto")?;
+            let best = c
+                .contenders
+                .iter()
+                .filter(|k| !k.peer && k.name != "auto" && k.name != "gpugrid")
+                .min_by(|a, b| a.frame_ms.median.total_cmp(&b.frame_ms.median))?;
+            (best.frame_ms.median > 0.0).then(|| AutoRow {
+                scene: c.scene.clone(),
+                n: c.n,
+                threads: c.threads,
+                auto_ms: auto.frame_ms.median,
+                best: (best.name.clone(), best.frame_ms.median),
+                note: auto.note.clone().unwrap_or_default(),
+            })
+        })
+        .collect()
+}
+
+/// The table of [`auto_rows`], as markdown.
+pub fn auto_table(rows: &[AutoRow]) -> String {
+    let header: Vec<String> = [
+        "scene",
+        "boxes",
+        "threads",
+        "auto (ms/frame)",
+        "best other (ms/frame)",
+        "auto / best",
+        "auto ran on",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let body: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            vec![
+                r.scene.clone(),
+                size_label(r.n),
+                r.threads.to_string(),
+                ms(r.auto_ms),
+                format!("{} {}", r.best.0, ms(r.best.1)),
+                format!("{:.2}", r.ratio()),
+                r.note.clone(),
+            ]
+        })
+        .collect();
+    table(&header, &body)
+}
+
 /// The range of the summary's ratios, as `(lowest, highest)`.
 pub fn ratio_range(rows: &[SummaryRow]) -> Option<(f64, f64)> {
     let ratios = rows.iter().map(SummaryRow::ratio);
@@ -268,6 +348,19 @@ pub fn markdown_with_charts(report: &BenchReport, charts: Option<&str>) -> Strin
                 algorithms and the fastest peer (median milliseconds per frame, on the fewest \
                 threads of the run).\n\n";
         out += &summary_table(&best);
+        out += "\n";
+    }
+    let auto = auto_rows(report);
+    if !auto.is_empty() {
+        let within = auto.iter().filter(|r| r.ratio() <= 1.2).count();
+        let _ = write!(
+            out,
+            "## Auto against our best\n\n`Auto` (the default) against the fastest of our other \
+             algorithms in each cell, switch frames included, and what it ran on at the end: \
+             within 1.2× of the best in {within} of {} cells.\n\n",
+            auto.len()
+        );
+        out += &auto_table(&auto);
         out += "\n";
     }
     if let Some(dir) = charts {

@@ -185,6 +185,7 @@ fn run_in_pool(
             frame_ms: Spread::of(&round_ms[c]),
             round_ms: std::mem::take(&mut round_ms[c]),
             memory: meters[c].memory(cell.n, pairs),
+            note: built[c].note(),
         })
         .collect();
     Ok(CellResult {
