@@ -7,6 +7,7 @@ pub mod cli;
 pub mod gpu;
 pub mod lab;
 pub mod output;
+pub mod phases;
 pub mod progress;
 pub mod regions;
 pub mod run;

@@ -56,6 +56,9 @@ enum Command {
     List,
     /// GPU Gems 3 chapter 32's lab: brute force, sort and sweep and the grid side by side.
     Lab(broadphase_lab::lab::LabArgs),
+    /// A scene that changes character (a fixed level, a mass spawn, most bodies asleep): each
+    /// phase's frame times per algorithm, and what Auto ran on in each.
+    Phases(broadphase_lab::phases::PhasesArgs),
     /// Every algorithm against the peers on every scene: interleaved, repeated, checked;
     /// results as JSON, CSV, markdown and SVG charts.
     Bench(BenchArgs),
@@ -364,6 +367,7 @@ fn main() -> ExitCode {
         Command::Run(args) => run_command(args),
         Command::Record(args) => record_command(&args),
         Command::Lab(args) => broadphase_lab::lab::command(&args),
+        Command::Phases(args) => broadphase_lab::phases::command(&args),
         #[cfg(feature = "serve")]
         Command::Serve(args) => broadphase_lab::serve::command(&args),
         Command::Bench(args) => bench_command(&args),

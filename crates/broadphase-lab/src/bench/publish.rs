@@ -108,10 +108,21 @@ pub fn publish(report: &BenchReport, root: &Path) -> Result<Vec<PathBuf>, BenchE
     // PERFORMANCE.md sits in docs/, beside the bench folder.
     let charts = BENCH_DIR.trim_start_matches("docs/");
     let performance = root.join(PERFORMANCE);
-    write(
-        &performance,
-        &report::markdown_with_charts(report, Some(charts)),
-    )?;
+    let mut document = report::markdown_with_charts(report, Some(charts));
+    if report
+        .options
+        .algorithms
+        .contains(&broadphase::Algorithm::Auto)
+    {
+        // Auto's other figure: a scene that changes character, phase by phase.
+        let args = crate::phases::PhasesArgs::default();
+        let runs = crate::phases::run(&args).map_err(BenchError::Options)?;
+        document += "\n## A scene that changes character\n\nA level of fixed boxes, then a mass \
+                     spawn, then most bodies asleep: what `Auto` runs on in each phase, against \
+                     each algorithm it can run on.\n\n";
+        document += &crate::phases::table(&args, &runs);
+    }
+    write(&performance, &document)?;
     files.push(performance);
 
     let readme = root.join(README);
