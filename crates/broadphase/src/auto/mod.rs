@@ -4,6 +4,7 @@
 //! The rules and their thresholds are documented on [`Auto`]; `policy.rs` gives the bench
 //! figures behind each threshold, `measure.rs` how each measure is taken.
 
+mod background;
 mod measure;
 mod policy;
 
@@ -14,6 +15,7 @@ use std::ops::ControlFlow;
 
 use crate::engine::{self, Driver, Engine, PairChanges, PairList, Store};
 use crate::{Aabb, Algorithm, Config, Error, Figures, LayerMask, ProxyId, Ray, Stats};
+use background::Pending;
 use measure::Meter;
 
 /// The broad phase that needs no choosing: it runs on [`Abp`](crate::Abp), [`Sap`](crate::Sap)
@@ -47,10 +49,12 @@ use measure::Meter;
 /// index, and pairs estimated from the overlaps among a sample of the boxes) and takes the
 /// choice at once; motion is known from the second update on.
 ///
-/// A switch builds the new engine from the store in one update: that update costs about a
-/// first build of the new algorithm (`bplab run` shows it as the frame where the algorithm
-/// changes). The hold and the bands keep switches rare; building the next engine in the
-/// background while the current one serves is not done yet.
+/// From [`AutoSettings::background_from`] proxies (4,000) and with threads, a switch builds
+/// the new engine on another thread from a snapshot while the current one keeps serving, and
+/// puts it in [`AutoSettings::build_updates`] updates later (16), catching up with the changes
+/// since in that update; smaller scenes, and broad phases without threads, build it in
+/// place in one update, which then costs about a first build of the new algorithm. `bplab
+/// run` and `bplab phases` show the switch frames.
 ///
 /// ```
 /// use broadphase::{Aabb, Algorithm, Auto, BroadPhase, Config, Figures, Pair, ProxyDesc};
@@ -122,6 +126,7 @@ impl Auto {
 /// use broadphase::{Auto, AutoSettings, Config};
 /// let mut settings = AutoSettings::default();
 /// settings.hold = 16; // switch only after 16 updates agree
+/// settings.background_from = usize::MAX; // always switch in place
 /// let bp = Auto::with_settings(Config::default(), settings);
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -132,11 +137,26 @@ pub struct AutoSettings {
     /// each time. An update that changes half the proxies or more (a level loaded, a mass
     /// spawn) takes a new choice at once: it rebuilds most of the structure anyway.
     pub hold: u32,
+    /// Proxies from which a switch builds the new engine on another thread while the current
+    /// one keeps serving (`usize::MAX`: never). Below it a build from scratch takes well under
+    /// a millisecond, and the switch happens in place. Without threads
+    /// ([`Config::use_threads`]) every switch happens in place.
+    pub background_from: usize,
+    /// Updates between the one that starts a background build and the one that puts the new
+    /// engine in (at least 1): a count, not a clock, so that the switch (and the order of
+    /// `pairs()` after it) is the same on every machine. The build runs meanwhile on another
+    /// thread; if it has not finished by then, that update waits for it. At 60 updates a
+    /// second the default, 16, gives it a quarter of a second.
+    pub build_updates: u32,
 }
 
 impl Default for AutoSettings {
     fn default() -> Self {
-        Self { hold: 8 }
+        Self {
+            hold: 8,
+            background_from: 4_000,
+            build_updates: 16,
+        }
     }
 }
 
@@ -185,6 +205,10 @@ pub struct AutoEngine {
     meter: Meter,
     switches: u64,
     updates_running: u64,
+    /// Updates run so far.
+    updates: u64,
+    /// The next engine, building on another thread, and the reason it was chosen for.
+    pending: Option<(Pending, Reason)>,
 }
 
 impl std::fmt::Debug for AutoEngine {
@@ -214,7 +238,17 @@ impl AutoEngine {
             meter: Meter::default(),
             switches: 0,
             updates_running: 0,
+            updates: 0,
+            pending: None,
         }
+    }
+
+    /// Records a switch to `algorithm`, chosen for `reason` (the first choice is no switch).
+    fn switched(&mut self, algorithm: Algorithm, reason: Reason) {
+        if self.reason != Reason::NotChosen {
+            self.switches += 1;
+        }
+        (self.running, self.reason, self.updates_running) = (algorithm, reason, 0);
     }
 
     /// Pairs the inner engine held at its last update.
@@ -260,27 +294,65 @@ impl Engine for AutoEngine {
         }
         let pairs = self.pair_count();
         self.meter.measure(store, pairs);
+        if self.pending.is_some() {
+            // One switch at a time: the next choice is made once this one is in.
+            return false;
+        }
         let (choice, reason) = self.decide();
         if choice == self.running {
             self.reason = reason;
             return false;
+        }
+        let in_background = self.reason != Reason::NotChosen
+            && self.config.use_threads()
+            && store.len() >= self.settings.background_from;
+        if in_background {
+            let now = self.updates + 1;
+            let after = u64::from(self.settings.build_updates);
+            if let Ok(pending) = Pending::start(store, choice, &self.config, now, after) {
+                self.pending = Some((pending, reason));
+                return false;
+            }
         }
         self.next = Some((choice, reason));
         true
     }
 
     fn update(&mut self, store: &Store, changes: &mut PairChanges) -> Result<(), Error> {
+        self.updates += 1;
         if let Some((algorithm, reason)) = self.next.take() {
             // The driver handed the proxies over (`restart` said so): the fresh engine is
             // built from the store, and the driver diffs its pairs against the last update's.
             self.inner = engine::boxed(algorithm, &self.config);
-            if self.reason != Reason::NotChosen {
-                self.switches += 1;
+            self.switched(algorithm, reason);
+        }
+        if store.rules_changed() != 0 {
+            // The snapshot knew other rules: build again later rather than reason about
+            // which pairs the change reached.
+            self.pending = None;
+        }
+        if self
+            .pending
+            .as_ref()
+            .is_some_and(|(p, _)| p.due(self.updates))
+        {
+            if let Some((pending, reason)) = self.pending.take() {
+                let algorithm = pending.algorithm;
+                if let Some(engine) = pending.finish(store, changes)? {
+                    self.inner = engine;
+                    self.switched(algorithm, reason);
+                    self.updates_running += 1;
+                    return Ok(());
+                }
+                changes.clear();
             }
-            (self.running, self.reason, self.updates_running) = (algorithm, reason, 0);
         }
         self.updates_running += 1;
-        self.inner.update(store, changes)
+        self.inner.update(store, changes)?;
+        if let Some((pending, _)) = &mut self.pending {
+            pending.record(self.updates, store, changes);
+        }
+        Ok(())
     }
 
     fn pair_lists(&self) -> Vec<PairList<'_>> {
@@ -329,12 +401,15 @@ impl Engine for AutoEngine {
     }
 
     fn shift_origin(&mut self, shift: [f32; 3]) {
+        // The snapshot's boxes are in the old coordinates: build again later.
+        self.pending = None;
         self.inner.shift_origin(shift);
     }
 
     fn stats(&self, store: &Store, stats: &mut Stats) {
         self.inner.stats(store, stats);
-        stats.memory_bytes += self.meter.memory_bytes();
+        stats.memory_bytes +=
+            self.meter.memory_bytes() + self.pending.as_ref().map_or(0, |(p, _)| p.memory_bytes());
         let inner = std::mem::take(&mut stats.figures);
         stats.figures = Figures::Auto(AutoFigures {
             running: self.running,

@@ -65,7 +65,10 @@ fn a_moving_crowd_runs_on_abp_and_a_level_on_quadtree() {
 #[test]
 fn a_scene_that_comes_to_rest_switches_after_the_hold_and_not_before() {
     let mut rng = SplitMix64::new(2);
-    let settings = AutoSettings { hold: 5 };
+    let settings = AutoSettings {
+        hold: 5,
+        ..AutoSettings::default()
+    };
     let mut bp = Auto::with_settings(Config::default(), settings);
     spread(&mut bp, &mut rng, 3_000, |_| false);
     bp.update().expect("update");
@@ -98,23 +101,73 @@ fn a_scene_that_comes_to_rest_switches_after_the_hold_and_not_before() {
 }
 
 #[test]
-fn a_mass_spawn_switches_at_once() {
-    let mut rng = SplitMix64::new(3);
-    let mut bp = Auto::new(Config::default());
-    spread(&mut bp, &mut rng, 1_000, |_| false);
-    bp.update().expect("update");
-    stir(&mut bp, &mut rng, 1);
-    bp.update().expect("update");
-    assert_eq!(bp.running(), Algorithm::Abp);
-    // A level of fixed boxes streams in: twenty times the proxies, in one update.
-    spread(&mut bp, &mut rng, 24_000, |_| true);
-    bp.update().expect("update");
-    let f = figures(&bp);
-    assert_eq!(
-        (f.running, f.reason),
-        (Algorithm::QuadTree, Reason::FixedLevel)
-    );
-    assert_eq!(f.switches, 1);
+fn a_mass_spawn_switches_at_once_in_place_or_in_the_background() {
+    for background in [false, true] {
+        let mut settings = AutoSettings::default();
+        if !background {
+            settings.background_from = usize::MAX;
+        }
+        let mut rng = SplitMix64::new(3);
+        let mut bp = Auto::with_settings(Config::default(), settings);
+        let mut reference = crate::Abp::new(Config::default());
+        let both = |rng: &mut SplitMix64,
+                    bp: &mut Auto,
+                    reference: &mut crate::Abp,
+                    n: usize,
+                    fixed: bool| {
+            let mut fresh = Auto::with_settings(Config::default(), AutoSettings::default());
+            spread(&mut fresh, rng, n, |_| fixed);
+            let items: Vec<_> = (0..fresh.len())
+                .map(|s| {
+                    let id = fresh.store().id_at(s);
+                    (fresh.aabb(id).expect("live"), fresh.desc(id).expect("live"))
+                })
+                .collect();
+            bp.insert_batch(&items).expect("valid");
+            reference.insert_batch(&items).expect("valid");
+        };
+        both(&mut rng, &mut bp, &mut reference, 2_000, false);
+        assert_eq!(bp.update().cloned(), reference.update().cloned());
+        // A level of fixed boxes streams in: fourteen times the proxies, in one update.
+        both(&mut rng, &mut bp, &mut reference, 28_000, true);
+        let mut switched_at = None;
+        for frame in 0..20 {
+            if frame > 0 {
+                let moves: Vec<_> = (0..2_000)
+                    .step_by(3)
+                    .map(|s| {
+                        let id = reference.store().id_at(s);
+                        let b = reference.aabb(id).expect("live");
+                        (id, b.translated([0.3, 0.0, 0.0]))
+                    })
+                    .collect();
+                bp.set_aabbs(&moves).expect("valid");
+                reference.set_aabbs(&moves).expect("valid");
+            }
+            let got = bp.update().expect("update").clone();
+            let want = reference.update().expect("update").clone();
+            assert_eq!(got, want, "frame {frame}");
+            bp.check_structure().expect("consistent");
+            if bp.running() == Algorithm::QuadTree && switched_at.is_none() {
+                switched_at = Some(frame);
+            }
+        }
+        // In place at the spawn's update; in the background `build_updates` later.
+        let want_at = if background { 16 } else { 0 };
+        assert_eq!(switched_at, Some(want_at), "background: {background}");
+        let f = figures(&bp);
+        assert_eq!(
+            (f.running, f.reason, f.switches),
+            (Algorithm::QuadTree, Reason::FixedLevel, 1)
+        );
+        assert_eq!(sorted(bp.pairs()), sorted(reference.pairs()));
+    }
+}
+
+fn sorted(pairs: &[crate::Pair]) -> Vec<crate::Pair> {
+    let mut v = pairs.to_vec();
+    v.sort_unstable();
+    v
 }
 
 #[test]

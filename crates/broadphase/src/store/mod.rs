@@ -20,6 +20,7 @@ mod listing;
 mod moves;
 mod scatter;
 mod slots;
+mod view;
 mod world;
 
 use crate::filter::LayerMatrix;

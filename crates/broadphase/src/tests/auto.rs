@@ -9,18 +9,40 @@ fn auto_matches_brute_force() {
     testing::check_algorithm(|| broadphase::new(Algorithm::Auto, Config::default()));
 }
 
+/// Settings that switch as often as the rules allow: every new choice taken at once, and built
+/// in the background (on another thread, caught up `build_updates` later) from `background`
+/// proxies up.
+fn eager(background: usize, build_updates: u32) -> AutoSettings {
+    let mut settings = AutoSettings::default();
+    settings.hold = 1;
+    settings.background_from = background;
+    settings.build_updates = build_updates;
+    settings
+}
+
 #[test]
 fn auto_with_no_hold_matches_brute_force() {
-    // Every new choice taken at once: the most switches the rules can make.
     testing::check_algorithm_with(
-        || {
-            Box::new(Auto::with_settings(
-                Config::default(),
-                AutoSettings { hold: 1 },
-            ))
-        },
+        || Box::new(Auto::with_settings(Config::default(), eager(usize::MAX, 1))),
         &testing::CheckOptions::scaled(150, 60, 4),
     );
+}
+
+#[test]
+fn auto_building_in_the_background_matches_brute_force() {
+    // Every switch built from a snapshot on another thread and caught up one, two or three
+    // updates later, through removals, arrivals, reused slots, rule changes and queries.
+    for build_updates in [1, 2, 3] {
+        testing::check_algorithm_with(
+            || {
+                Box::new(Auto::with_settings(
+                    Config::default(),
+                    eager(0, build_updates),
+                ))
+            },
+            &testing::CheckOptions::scaled(150, 60, 4),
+        );
+    }
 }
 
 /// Auto pinned to the next algorithm after every `every` updates, and unpinned between.
@@ -50,15 +72,17 @@ impl BroadPhase for Switching {
 #[test]
 fn auto_switched_mid_sequence_matches_brute_force() {
     for every in [1, 2, 3] {
-        testing::check_algorithm_with(
-            || {
-                Box::new(Switching {
-                    inner: Auto::new(Config::default()),
-                    every,
-                    updates: 0,
-                })
-            },
-            &testing::CheckOptions::scaled(150, 60, 4),
-        );
+        for background in [usize::MAX, 0] {
+            testing::check_algorithm_with(
+                || {
+                    Box::new(Switching {
+                        inner: Auto::with_settings(Config::default(), eager(background, 2)),
+                        every,
+                        updates: 0,
+                    })
+                },
+                &testing::CheckOptions::scaled(150, 60, 4),
+            );
+        }
     }
 }
