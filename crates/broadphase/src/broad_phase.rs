@@ -529,6 +529,13 @@ impl Algorithm {
     }
 }
 
+impl Default for Algorithm {
+    /// [`Algorithm::Auto`], the default broad phase.
+    fn default() -> Self {
+        Algorithm::Auto
+    }
+}
+
 impl fmt::Display for Algorithm {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(self, f)

@@ -84,9 +84,11 @@ impl Auto {
         Driver::with_engine(&config, AutoEngine::new(&config, settings))
     }
 
-    /// Runs on `algorithm` from the next update on, whatever the scene (switching then if it
-    /// runs on another), or with `None`, chooses again. For a caller that knows what comes
-    /// (a level about to stream in), and for tests that switch on purpose.
+    /// Runs on `algorithm` whatever the scene, or with `None`, chooses again. The switch is
+    /// decided at the next update and made as every switch is: in that update, or from
+    /// [`AutoSettings::background_from`] proxies built in the background and put in
+    /// [`AutoSettings::build_updates`] updates later. For a caller that knows what comes (a
+    /// level about to stream in), and for tests that switch on purpose.
     ///
     /// ```
     /// use broadphase::{Aabb, Algorithm, Auto, BroadPhase, Config, Figures, ProxyDesc, Reason};
@@ -180,13 +182,6 @@ pub struct AutoFigures {
     pub measures: SceneMeasures,
     /// The current algorithm's own figures.
     pub inner: Box<Figures>,
-}
-
-impl Default for Algorithm {
-    /// [`Algorithm::Auto`], the default broad phase.
-    fn default() -> Self {
-        Algorithm::Auto
-    }
 }
 
 /// [`Auto`]'s engine: the engine of the algorithm it runs on, and the measures and rules that
