@@ -329,8 +329,10 @@ mod tests {
     #[test]
     fn auto_follows_the_phases_and_every_algorithm_agrees() {
         let args = PhasesArgs {
+            // 40 frames a phase: enough for the rules' hold and a background build (16
+            // updates) after the spawn, and for the running mean to fall once asleep.
             n: 40_000,
-            frames: 24,
+            frames: 40,
             algos: vec![Algorithm::Abp, Algorithm::Auto],
             seed: 3,
         };
