@@ -17,6 +17,7 @@
 use std::thread::JoinHandle;
 
 use crate::engine::{self, Engine, PairChanges, Store};
+use crate::pairs::cancel_common;
 use crate::{Algorithm, Config, Error};
 
 /// A new engine and what it found, built from the snapshot.
@@ -130,36 +131,20 @@ impl Pending {
         let view = store.caught_up(&built.held, &self.changed);
         let mut caught = PairChanges::default();
         built.engine.update(&view, &mut caught)?;
-        let old = odd(self.toggled);
+        let mut old = odd(self.toggled);
         let mut new = caught.created;
         new.append(&mut caught.deleted);
-        let new = odd(new);
-        // Keys whose pair changed on one side only: the two engines disagree on them.
-        let (mut i, mut j) = (0, 0);
-        let mut differ = |key: u64, flipped_new: bool| {
+        let mut new = odd(new);
+        // What is left are the keys whose pair changed on one side only: the two engines
+        // disagree on them, and the new engine is right.
+        cancel_common(&mut old, &mut new);
+        let flipped = old.iter().map(|&k| (k, false));
+        for (key, flipped_new) in flipped.chain(new.iter().map(|&k| (k, true))) {
             let at_snapshot = built.pairs.binary_search(&key).is_ok();
             if at_snapshot != flipped_new {
                 changes.created.push(key);
             } else {
                 changes.deleted.push(key);
-            }
-        };
-        while i < old.len() || j < new.len() {
-            match (old.get(i), new.get(j)) {
-                (Some(a), Some(b)) if a == b => (i, j) = (i + 1, j + 1),
-                (Some(&a), Some(&b)) if a < b => {
-                    differ(a, false);
-                    i += 1;
-                }
-                (Some(&a), None) => {
-                    differ(a, false);
-                    i += 1;
-                }
-                (_, Some(&b)) => {
-                    differ(b, true);
-                    j += 1;
-                }
-                (None, None) => break,
             }
         }
         changes.tests = caught.tests;
