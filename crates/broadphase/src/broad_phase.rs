@@ -6,7 +6,7 @@ use std::str::FromStr;
 
 use crate::{
     Aabb, CastHit, Error, Layer, LayerMask, Obb, Pair, PairEvents, ProxyDesc, ProxyId, Ray, RayHit,
-    Stats,
+    Snapshot, Stats,
 };
 
 /// The most live proxies one broad phase holds (2^24): slot indices stay small enough to pack
@@ -262,6 +262,29 @@ pub trait BroadPhase: Send + Sync {
     /// has no bounds. (Mbp's own [`out_of_bounds`](crate::Mbp::out_of_bounds) lists the
     /// proxies outside its regions.)
     fn outside_world(&self) -> Vec<ProxyId>;
+
+    /// A [`Snapshot`] of the proxies as they are now, for other threads to query while this
+    /// broad phase moves on: it answers for every proxy live at this moment, with the box it
+    /// has now (changes not yet brought in by an update included), whatever happens after.
+    /// [`QuadTree`](crate::QuadTree) shares its trees with it; the other algorithms build a
+    /// tree over their boxes (`O(n log n)`). See
+    /// [`Driver::snapshot`](crate::engine::Driver::snapshot).
+    ///
+    /// ```
+    /// use broadphase::{Aabb, Algorithm, Config, LayerMask, ProxyDesc};
+    /// let mut bp = broadphase::new(Algorithm::Auto, Config::default());
+    /// let a = bp.insert(Aabb::new([0.0; 3], [1.0; 3]), ProxyDesc::dynamic())?;
+    /// bp.update()?;
+    /// let snapshot = bp.snapshot();
+    /// let worker = std::thread::spawn(move || {
+    ///     snapshot.query_aabb_vec(Aabb::new([0.5; 3], [0.6; 3]), LayerMask::ALL)
+    /// });
+    /// bp.set_aabb(a, Aabb::new([5.0; 3], [6.0; 3]))?;
+    /// bp.update()?;
+    /// assert_eq!(worker.join().unwrap()?, [a]);
+    /// # Ok::<(), broadphase::Error>(())
+    /// ```
+    fn snapshot(&self) -> Snapshot;
 
     /// Visits every proxy on a layer in `mask` whose box overlaps `aabb` (touching counts).
     ///

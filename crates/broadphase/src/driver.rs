@@ -7,11 +7,11 @@
 use std::ops::ControlFlow;
 
 use crate::engine::{pair_key, Engine, PairChanges};
-use crate::query::{self, SpatialIndex};
+use crate::query::{self, Live, SpatialIndex};
 use crate::store::Store;
 use crate::{
     Aabb, Algorithm, BroadPhase, CastHit, Config, Error, Layer, LayerMask, Obb, Pair, PairEvents,
-    ProxyDesc, ProxyId, Ray, RayHit, Stats,
+    ProxyDesc, ProxyId, Ray, RayHit, Snapshot, Stats,
 };
 
 /// A broad phase made of the proxies' [`Store`] and an [`Engine`]: what every algorithm type
@@ -101,6 +101,28 @@ impl<E: Engine> Driver<E> {
         std::mem::replace(&mut self.engine, engine)
     }
 
+    /// A [`Snapshot`] of the proxies as they are now, for other threads to query while this
+    /// broad phase moves on: a [`QuadTree`](crate::QuadTree) shares its trees with it (cheap:
+    /// see [`Snapshot`]); any other engine gets a tree built over the store's boxes.
+    ///
+    /// ```
+    /// use broadphase::{Aabb, BroadPhase, Config, LayerMask, ProxyDesc, Sap};
+    /// let mut bp = Sap::new(Config::default());
+    /// let a = bp.insert(Aabb::new([0.0; 3], [1.0; 3]), ProxyDesc::dynamic())?;
+    /// bp.update()?;
+    /// let snapshot = bp.snapshot();
+    /// bp.remove(a)?;
+    /// bp.update()?;
+    /// assert_eq!(snapshot.nearest([3.0; 3], 1, LayerMask::ALL)?[0].0, a);
+    /// # Ok::<(), broadphase::Error>(())
+    /// ```
+    #[must_use]
+    pub fn snapshot(&self) -> Snapshot {
+        self.engine
+            .snapshot(&self.store)
+            .unwrap_or_else(|| Snapshot::build(&self.store))
+    }
+
     /// Readies the store for a fresh engine: the pairs of the last update are listed (for
     /// `pairs()` until the next update) and kept as keys to diff against, and every proxy
     /// becomes new to the structure.
@@ -124,11 +146,14 @@ impl<E: Engine> Driver<E> {
         self.store.forget_structure();
     }
 
-    /// The engine's candidates, for the query driver.
-    fn index(&self) -> Index<'_, E> {
-        Index {
+    /// The proxies and the engine's candidates, for the query driver.
+    fn live(&self) -> Live<'_, Index<'_, E>> {
+        Live {
             store: &self.store,
-            engine: &self.engine,
+            index: Index {
+                store: &self.store,
+                engine: &self.engine,
+            },
         }
     }
 }
@@ -277,6 +302,10 @@ impl<E: Engine> BroadPhase for Driver<E> {
         self.store.outside_world()
     }
 
+    fn snapshot(&self) -> Snapshot {
+        Driver::snapshot(self)
+    }
+
     fn layers_collide(&self, a: Layer, b: Layer) -> bool {
         self.store.layers_collide(a, b)
     }
@@ -298,7 +327,7 @@ impl<E: Engine> BroadPhase for Driver<E> {
         if answered {
             Ok(())
         } else {
-            query::query_aabb(&self.store, &self.index(), &aabb, mask, visit)
+            query::query_aabb(&self.live(), &aabb, mask, visit)
         }
     }
 
@@ -308,7 +337,7 @@ impl<E: Engine> BroadPhase for Driver<E> {
         mask: LayerMask,
         visit: &mut dyn FnMut(ProxyId) -> ControlFlow<()>,
     ) -> Result<(), Error> {
-        query::query_point(&self.store, &self.index(), p, mask, visit)
+        query::query_point(&self.live(), p, mask, visit)
     }
 
     fn query_sphere(
@@ -318,7 +347,7 @@ impl<E: Engine> BroadPhase for Driver<E> {
         mask: LayerMask,
         visit: &mut dyn FnMut(ProxyId) -> ControlFlow<()>,
     ) -> Result<(), Error> {
-        query::query_sphere(&self.store, &self.index(), center, radius, mask, visit)
+        query::query_sphere(&self.live(), center, radius, mask, visit)
     }
 
     fn query_obb(
@@ -327,7 +356,7 @@ impl<E: Engine> BroadPhase for Driver<E> {
         mask: LayerMask,
         visit: &mut dyn FnMut(ProxyId) -> ControlFlow<()>,
     ) -> Result<(), Error> {
-        query::query_obb(&self.store, &self.index(), obb, mask, visit)
+        query::query_obb(&self.live(), obb, mask, visit)
     }
 
     fn ray_cast(
@@ -337,7 +366,7 @@ impl<E: Engine> BroadPhase for Driver<E> {
         mask: LayerMask,
         visit: &mut dyn FnMut(RayHit) -> ControlFlow<()>,
     ) -> Result<(), Error> {
-        query::ray_cast(&self.store, &self.index(), ray, max_t, mask, visit)
+        query::ray_cast(&self.live(), ray, max_t, mask, visit)
     }
 
     fn box_cast(
@@ -347,7 +376,7 @@ impl<E: Engine> BroadPhase for Driver<E> {
         mask: LayerMask,
         visit: &mut dyn FnMut(CastHit) -> ControlFlow<()>,
     ) -> Result<(), Error> {
-        query::box_cast(&self.store, &self.index(), &aabb, motion, mask, visit)
+        query::box_cast(&self.live(), &aabb, motion, mask, visit)
     }
 
     fn nearest(
@@ -356,7 +385,7 @@ impl<E: Engine> BroadPhase for Driver<E> {
         k: usize,
         mask: LayerMask,
     ) -> Result<Vec<(ProxyId, f32)>, Error> {
-        query::nearest(&self.store, &self.index(), p, k, mask)
+        query::nearest(&self.live(), p, k, mask)
     }
 }
 

@@ -261,6 +261,14 @@ pub trait Engine: Send + Sync {
         let _ = (store, stats);
     }
 
+    /// A [`Snapshot`](crate::Snapshot) of the proxies as they are now (`store`), sharing the
+    /// engine's structure where it can be shared. `None`, the default, lets the driver build
+    /// one from the store's boxes ([`Driver::snapshot`]).
+    fn snapshot(&self, store: &Store) -> Option<crate::Snapshot> {
+        let _ = store;
+        None
+    }
+
     /// Called by the driver before each update, with the changes since the last one still in
     /// `store`: `true` says the engine will build its structure from nothing at this update, as
     /// a fresh one does. The driver then hands the proxies over as
@@ -334,6 +342,10 @@ impl<E: Engine + ?Sized> Engine for Box<E> {
 
     fn restart(&mut self, store: &Store) -> bool {
         (**self).restart(store)
+    }
+
+    fn snapshot(&self, store: &Store) -> Option<crate::Snapshot> {
+        (**self).snapshot(store)
     }
 }
 

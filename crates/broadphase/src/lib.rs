@@ -32,7 +32,7 @@
 //! | [`Grid`] | experiments with GPU Gems 3's uniform grid (cell size, radix width, schedules); on the CPU, [`Abp`] is faster on every scene measured so far |
 //! | [`Sap`] | most objects rest (sleeping bodies, level geometry) and few come and go |
 //! | [`Mbp`] | many objects move in a world you can bound: regions you choose (PhysX's grid over world bounds, Unreal's set-up) or derived from the boxes; objects outside every region are reported out of bounds |
-//! | [`QuadTree`] | large worlds queried often (rays, boxes, nearest), levels loaded in batches, many fixed proxies |
+//! | [`QuadTree`] | large worlds queried often (rays, boxes, nearest), levels loaded in batches, many fixed proxies; other threads query a [`Snapshot`] while updates run, and batches are prepared on any thread ([`PreparedBatch`]) |
 //! | [`BruteForce`] | a few hundred objects at most, or as a reference in tests |
 //!
 //! # Features
@@ -134,7 +134,9 @@ pub use id::{Pair, ProxyId};
 pub use mbp::{
     regions_from_bounds, Mbp, MbpSettings, MbpTuning, RegionId, RegionInfo, MAX_REGIONS,
 };
-pub use quadtree::{ChildDump, NodeDump, QuadTree, QuadTreeSettings, QueryStats, TreeDump};
+pub use quadtree::{
+    ChildDump, NodeDump, PreparedBatch, QuadTree, QuadTreeSettings, QueryStats, Snapshot, TreeDump,
+};
 pub use query::{CastHit, Obb, Ray, RayHit};
 pub use sap::{Sap, SapSettings};
 pub use stats::{AbpFigures, Figures, GridFigures, MbpFigures, QuadTreeFigures, SapFigures, Stats};

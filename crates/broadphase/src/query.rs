@@ -352,68 +352,103 @@ pub(crate) fn segment_bounds(ray: &Ray, max_t: f32, world: &Aabb) -> Option<Aabb
     Some(out)
 }
 
-/// Runs one query: the structure's candidates that did not change since the last update, then
-/// the proxies out of the world's bounds (the structure does not hold them), then the changed
-/// proxies, each tested by `hit` against its current box and filtered by `mask`.
-fn drive(
-    store: &Store,
-    index: &dyn SpatialIndex,
-    bounds: Option<&Aabb>,
-    ray: Option<(&Ray, f32)>,
-    mask: LayerMask,
-    hit: &mut dyn FnMut(u32, &Aabb) -> ControlFlow<()>,
-) {
-    let mut test = |slot: u32| -> ControlFlow<()> {
-        let s = slot as usize;
-        if !store.is_live(s) || !mask.contains(store.desc_at(s).layer) {
-            return ControlFlow::Continue(());
+/// Where a query's proxies come from: a live broad phase (its store and its engine's
+/// candidates, [`Live`]) or a [`Snapshot`](crate::Snapshot) of one. Either visits proxies with
+/// their current box; the shapes' exact tests are applied here, the same for both.
+pub(crate) trait Source {
+    /// Visits, once each, every live proxy on a layer in `mask` whose box may overlap `bounds`
+    /// (with `ray`: may be hit by it within its `max_t`), with its id and exact box; extra
+    /// proxies are allowed, missing one is not. Stops when `hit` breaks.
+    fn visit(
+        &self,
+        bounds: Option<&Aabb>,
+        ray: Option<(&Ray, f32)>,
+        mask: LayerMask,
+        hit: &mut dyn FnMut(ProxyId, &Aabb) -> ControlFlow<()>,
+    ) -> ControlFlow<()>;
+
+    /// A box holding every live box, or `None` when there is none.
+    fn bounds(&self) -> Option<Aabb>;
+
+    /// The number of live proxies (it sizes `nearest`'s first search).
+    fn len(&self) -> usize;
+}
+
+/// A live broad phase as a query [`Source`]: its store, and its structure's candidates.
+pub(crate) struct Live<'a, I> {
+    pub(crate) store: &'a Store,
+    pub(crate) index: I,
+}
+
+impl<I: SpatialIndex> Source for Live<'_, I> {
+    /// The structure's candidates that did not change since the last update, then the proxies
+    /// out of the world's bounds (the structure does not hold them), then the changed proxies,
+    /// each with its current box.
+    fn visit(
+        &self,
+        bounds: Option<&Aabb>,
+        ray: Option<(&Ray, f32)>,
+        mask: LayerMask,
+        hit: &mut dyn FnMut(ProxyId, &Aabb) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
+        let store = self.store;
+        let mut test = |slot: u32| -> ControlFlow<()> {
+            let s = slot as usize;
+            if !store.is_live(s) || !mask.contains(store.desc_at(s).layer) {
+                return ControlFlow::Continue(());
+            }
+            hit(store.id_at(s), store.aabb_at(s))
+        };
+        // Changed proxies are visited last, with their current boxes; those out of the world's
+        // bounds from their list (an engine may offer extra slots, these among them).
+        let mut from_structure = |slot: u32| {
+            if store.is_dirty(slot as usize) || store.is_out(slot as usize) {
+                ControlFlow::Continue(())
+            } else {
+                test(slot)
+            }
+        };
+        match (ray, bounds) {
+            (Some((ray, max_t)), _) => {
+                if let Some(world) = store.bounds() {
+                    self.index
+                        .ray_candidates(ray, max_t, &world, &mut from_structure)?;
+                }
+            }
+            (None, Some(b)) => self.index.candidates(b, &mut from_structure)?,
+            (None, None) => {}
         }
-        hit(slot, store.aabb_at(s))
-    };
-    // Changed proxies are visited last, with their current boxes; those out of the world's
-    // bounds from their list (an engine may offer extra slots, these among them).
-    let mut from_structure = |slot: u32| {
-        if store.is_dirty(slot as usize) || store.is_out(slot as usize) {
-            ControlFlow::Continue(())
-        } else {
-            test(slot)
+        for &slot in store.outside() {
+            if !store.is_dirty(slot as usize) {
+                test(slot)?;
+            }
         }
-    };
-    let flow = match (ray, bounds) {
-        (Some((ray, max_t)), _) => match store.bounds() {
-            Some(world) => index.ray_candidates(ray, max_t, &world, &mut from_structure),
-            None => ControlFlow::Continue(()),
-        },
-        (None, Some(b)) => index.candidates(b, &mut from_structure),
-        (None, None) => ControlFlow::Continue(()),
-    };
-    if flow.is_break() {
-        return;
+        for &slot in store.dirty() {
+            test(slot)?;
+        }
+        ControlFlow::Continue(())
     }
-    for &slot in store.outside() {
-        if !store.is_dirty(slot as usize) && test(slot).is_break() {
-            return;
-        }
+
+    fn bounds(&self) -> Option<Aabb> {
+        self.store.bounds()
     }
-    for &slot in store.dirty() {
-        if test(slot).is_break() {
-            return;
-        }
+
+    fn len(&self) -> usize {
+        self.store.len()
     }
 }
 
-/// Visits the proxies in `bounds` whose current box passes `test`.
+/// Visits the proxies in `bounds` whose box passes `test`.
 fn overlapping(
-    store: &Store,
-    index: &dyn SpatialIndex,
+    source: &dyn Source,
     bounds: &Aabb,
     mask: LayerMask,
     test: impl Fn(&Aabb) -> bool,
     visit: &mut dyn FnMut(ProxyId) -> ControlFlow<()>,
 ) {
-    drive(store, index, Some(bounds), None, mask, &mut |slot, b| {
+    let _ = source.visit(Some(bounds), None, mask, &mut |id, b| {
         if test(b) {
-            visit(store.id_at(slot as usize))
+            visit(id)
         } else {
             ControlFlow::Continue(())
         }
@@ -421,31 +456,28 @@ fn overlapping(
 }
 
 pub(crate) fn query_aabb(
-    store: &Store,
-    index: &dyn SpatialIndex,
+    source: &dyn Source,
     aabb: &Aabb,
     mask: LayerMask,
     visit: &mut dyn FnMut(ProxyId) -> ControlFlow<()>,
 ) -> Result<(), Error> {
     aabb.validate()?;
-    overlapping(store, index, aabb, mask, |b| b.overlaps(aabb), visit);
+    overlapping(source, aabb, mask, |b| b.overlaps(aabb), visit);
     Ok(())
 }
 
 pub(crate) fn query_point(
-    store: &Store,
-    index: &dyn SpatialIndex,
+    source: &dyn Source,
     p: [f32; 3],
     mask: LayerMask,
     visit: &mut dyn FnMut(ProxyId) -> ControlFlow<()>,
 ) -> Result<(), Error> {
     check_finite("query point", &p)?;
-    query_aabb(store, index, &Aabb::point(p), mask, visit)
+    query_aabb(source, &Aabb::point(p), mask, visit)
 }
 
 pub(crate) fn query_sphere(
-    store: &Store,
-    index: &dyn SpatialIndex,
+    source: &dyn Source,
     center: [f32; 3],
     radius: f32,
     mask: LayerMask,
@@ -464,19 +496,18 @@ pub(crate) fn query_sphere(
         ));
     }
     let test = |b: &Aabb| sphere_aabb(center, radius, b);
-    overlapping(store, index, &bounds, mask, test, visit);
+    overlapping(source, &bounds, mask, test, visit);
     Ok(())
 }
 
 pub(crate) fn query_obb(
-    store: &Store,
-    index: &dyn SpatialIndex,
+    source: &dyn Source,
     obb: &Obb,
     mask: LayerMask,
     visit: &mut dyn FnMut(ProxyId) -> ControlFlow<()>,
 ) -> Result<(), Error> {
     let obb = PreparedObb::new(obb)?;
-    overlapping(store, index, &obb.bounds, mask, |b| obb.overlaps(b), visit);
+    overlapping(source, &obb.bounds, mask, |b| obb.overlaps(b), visit);
     Ok(())
 }
 
@@ -494,25 +525,19 @@ fn check_ray(ray: &Ray, max_t: f32) -> Result<(), Error> {
 }
 
 pub(crate) fn ray_cast(
-    store: &Store,
-    index: &dyn SpatialIndex,
+    source: &dyn Source,
     ray: &Ray,
     max_t: f32,
     mask: LayerMask,
     visit: &mut dyn FnMut(RayHit) -> ControlFlow<()>,
 ) -> Result<(), Error> {
     check_ray(ray, max_t)?;
-    drive(
-        store,
-        index,
+    let _ = source.visit(
         None,
         Some((ray, max_t)),
         mask,
-        &mut |slot, b| match ray_aabb(ray, max_t, b) {
-            Some(t) => visit(RayHit {
-                id: store.id_at(slot as usize),
-                t,
-            }),
+        &mut |id, b| match ray_aabb(ray, max_t, b) {
+            Some(t) => visit(RayHit { id, t }),
             None => ControlFlow::Continue(()),
         },
     );
@@ -520,8 +545,7 @@ pub(crate) fn ray_cast(
 }
 
 pub(crate) fn box_cast(
-    store: &Store,
-    index: &dyn SpatialIndex,
+    source: &dyn Source,
     aabb: &Aabb,
     motion: [f32; 3],
     mask: LayerMask,
@@ -537,17 +561,12 @@ pub(crate) fn box_cast(
             "a sweep within the finite range",
         ));
     }
-    drive(
-        store,
-        index,
+    let _ = source.visit(
         Some(&swept),
         None,
         mask,
-        &mut |slot, b| match box_cast_aabb(aabb, motion, b) {
-            Some(t) => visit(CastHit {
-                id: store.id_at(slot as usize),
-                t,
-            }),
+        &mut |id, b| match box_cast_aabb(aabb, motion, b) {
+            Some(t) => visit(CastHit { id, t }),
             None => ControlFlow::Continue(()),
         },
     );
@@ -559,14 +578,13 @@ pub(crate) fn box_cast(
 /// Searches cubes of doubling half-size around `p`: once `k` proxies lie within the cube's
 /// half-size, every closer proxy overlaps the cube and has been seen.
 pub(crate) fn nearest(
-    store: &Store,
-    index: &dyn SpatialIndex,
+    source: &dyn Source,
     p: [f32; 3],
     k: usize,
     mask: LayerMask,
 ) -> Result<Vec<(ProxyId, f32)>, Error> {
     check_finite("nearest point", &p)?;
-    let Some(world) = store.bounds() else {
+    let Some(world) = source.bounds() else {
         return Ok(Vec::new());
     };
     if k == 0 {
@@ -575,7 +593,7 @@ pub(crate) fn nearest(
     // Start from the spacing a uniform population would have, and at least the typical box.
     let ext = world.extents();
     let volume = f64::from(ext[0]) * f64::from(ext[1]) * f64::from(ext[2]);
-    let n = store.len().max(1) as f64;
+    let n = source.len().max(1) as f64;
     let mut r = ((volume * k as f64 / n).cbrt() as f32 * 0.5).max(f32::MIN_POSITIVE);
     let mut found: Vec<(f64, ProxyId)> = Vec::new();
     loop {
@@ -587,8 +605,8 @@ pub(crate) fn nearest(
             world.union(&Aabb::point(p))
         };
         found.clear();
-        drive(store, index, Some(&bounds), None, mask, &mut |slot, b| {
-            found.push((distance_squared(p, b), store.id_at(slot as usize)));
+        let _ = source.visit(Some(&bounds), None, mask, &mut |id, b| {
+            found.push((distance_squared(p, b), id));
             ControlFlow::Continue(())
         });
         found.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));

@@ -9,7 +9,7 @@
 //! about twice a balanced one (Jolt's failure: a chain of hundreds of levels).
 
 use super::node::{centre, half_area, Child, LANES};
-use super::tree::{Loc, Tree};
+use super::tree::{Changed, Loc, Tree};
 use crate::radix::RadixSorter;
 use crate::store::Store;
 use crate::Aabb;
@@ -334,7 +334,7 @@ impl Builder {
     pub(crate) fn build(
         &mut self,
         tree: &mut Tree,
-        store: &Store,
+        store: &impl Changed,
         locs: &mut [Loc],
         units: &mut [Unit],
     ) -> u32 {
@@ -380,7 +380,7 @@ impl Builder {
     pub(crate) fn build_fast(
         &mut self,
         tree: &mut Tree,
-        store: &Store,
+        store: &impl Changed,
         locs: &mut [Loc],
         units: &mut Vec<Unit>,
     ) -> u32 {

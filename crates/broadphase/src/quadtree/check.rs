@@ -77,7 +77,7 @@ mod tests {
     fn a_node_box_that_misses_its_child_is_caught() {
         let mut bp = live();
         let (t, root, lane) = inner_lane(&bp);
-        let node = &mut bp.engine.trees[t].nodes[root as usize];
+        let node = &mut std::sync::Arc::make_mut(&mut bp.engine.trees[t]).nodes[root as usize];
         let b = node.lane_box(lane);
         node.set_lane_box(lane, &Aabb::new(b.min, b.min));
         bp.assert_broken("does not bound node");
@@ -94,7 +94,7 @@ mod tests {
     fn a_miscounted_node_is_caught() {
         let mut bp = live();
         let (t, root, _) = inner_lane(&bp);
-        bp.engine.trees[t].nodes[root as usize].count += 1;
+        std::sync::Arc::make_mut(&mut bp.engine.trees[t]).nodes[root as usize].count += 1;
         bp.assert_broken("counts");
     }
 

@@ -306,7 +306,7 @@ pub(crate) fn query_pairs(
     let mut stats = super::QueryStats::default();
     for &p in from {
         let bp = *store.aabb_at(p as usize);
-        let _ = tb.walk_box(&bp, &mut stats, |q| {
+        let _ = tb.walk_box(&bp, &mut stats, |q, _, _| {
             // Within one tree a proxy meets itself; a changed partner reports the pair
             // itself when its slot is the smaller.
             let twice = store.is_dirty(q as usize);

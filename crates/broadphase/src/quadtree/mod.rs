@@ -38,11 +38,31 @@
 //! no mutation runs (the borrow checker enforces it), and [`QuadTree::probe_aabb`] returns its
 //! work counts instead of storing them, so it is as `Sync` as the rest. `update` spreads the
 //! pair walks over rayon's threads (feature `parallel`) in steps fixed by the trees alone, so
-//! events and pair order do not depend on the number of threads. Jolt keeps two roots and
-//! rebuilds in the background so that bodies can be added while queries run on the old tree;
-//! with `&mut self` mutation that cannot happen here, so there is one root and rebuilds run
-//! inside `update` (their cost is in the README).
-
+//! events and pair order do not depend on the number of threads.
+//!
+//! Jolt lets other threads work while the broad phase changes; so does this, in three ways that
+//! keep every answer exact and every event deterministic:
+//!
+//! - **Queries during updates**: [`Driver::snapshot`] gives a [`Snapshot`] that other threads
+//!   query while the owner moves proxies and runs updates. It answers for every proxy live
+//!   when it was taken, with the box it had then (taken right after `update`: the boxes of that
+//!   update). Jolt keeps two roots so that queries read the old tree while the new one is
+//!   built; here each tree is behind an `Arc`, a snapshot holds the trees of its moment, and an
+//!   update copies a tree before writing it only while a snapshot still holds it. Taking one
+//!   is a few `Arc` clones, and the first update after it copies the trees it writes (about 1
+//!   ms at 100,000 proxies: `docs/MEASUREMENTS.md`).
+//! - **Streaming batches** (Jolt's `AddBodiesPrepare`, `AddBodiesFinalize`, `AddBodiesAbort`):
+//!   [`PreparedBatch::new`] checks boxes and builds their subtrees on any thread, with nothing
+//!   of the broad phase; [`QuadTree::commit`] gives their ids as `insert_batch` would, and the
+//!   next update links the subtrees in instead of building them. Dropping the batch aborts.
+//! - **Background rebuilds** ([`QuadTreeSettings::background_rebuild`], off by default): when a
+//!   tree's cost says a rebuild pays, the update refits it instead and a thread builds the
+//!   fresh tree from it (shared, not copied); four updates later (a count, not a clock) the
+//!   fresh tree catches up with the proxies changed since and replaces the running one, with
+//!   the events a rebuild in place would have given. Jolt swaps its two roots at
+//!   `UpdateFinalize` the same way; `bplab concurrency` compares both.
+mod background;
+mod batch;
 mod build;
 mod check;
 mod collide;
@@ -50,10 +70,12 @@ mod dump;
 mod insert;
 mod node;
 mod rebuild;
+mod snapshot;
 mod traverse;
 mod tree;
 
 use std::ops::ControlFlow;
+use std::sync::Arc;
 
 use crate::engine::{Driver, Engine, PairChanges, PairList, Store};
 use crate::pairs::diff_pairs;
@@ -63,11 +85,16 @@ use crate::{
     Aabb, Algorithm, Config, Error, Figures, Layer, LayerMask, ProxyDesc, ProxyId, QuadTreeFigures,
     Stats,
 };
+use background::{Rebuild, Rebuilds};
+use batch::Committed;
+pub use batch::PreparedBatch;
 use build::{Builder, Unit};
 use collide::{query_pairs, split_walk, Step, Walk};
 pub use dump::{ChildDump, NodeDump, TreeDump};
 use node::{LANES, NONE};
 use rebuild::Quality;
+use snapshot::Held;
+pub use snapshot::Snapshot;
 pub use traverse::QueryStats;
 use tree::{Loc, Tree};
 
@@ -102,6 +129,13 @@ pub struct QuadTreeSettings {
     /// after its last build, the next update rebuilds it: the rebuild then pays for itself.
     /// 0 rebuilds at the first extra test; `f64::INFINITY` never rebuilds.
     pub rebuild_cost: f64,
+    /// Rebuild trees of 4,096 proxies or more on another thread (Jolt's background build):
+    /// the update that would rebuild a tree refits it instead and starts the build, and the
+    /// fresh tree catches up with the changes since and takes over four updates later (a
+    /// count, so on the same update on every machine). The events are those of a rebuild in
+    /// place; the owner's update pays for the catch-up instead of the build, which saves little
+    /// when every proxy moves (`docs/MEASUREMENTS.md`). Default `false`.
+    pub background_rebuild: bool,
 }
 
 impl Default for QuadTreeSettings {
@@ -110,6 +144,7 @@ impl Default for QuadTreeSettings {
             layer_groups: vec![LayerMask::ALL],
             rebuild_depth: 0,
             rebuild_cost: 64.0,
+            background_rebuild: false,
         }
     }
 }
@@ -188,8 +223,10 @@ const PARALLEL_STEPS: usize = 64;
 ///   [`QuadTree::probe_aabb`] the nodes and proxies one query visits;
 ///   [`QuadTree::dump`] gives the trees as data (`bplab tree` draws them).
 ///
-/// Queries may run from many threads at once (`&self`, `Sync`) while no mutation runs; there
-/// is one root per tree and no background rebuild, since mutation takes `&mut self`.
+/// Queries may run from many threads at once (`&self`, `Sync`) while no mutation runs, and
+/// from any thread at any time on a [`Snapshot`] ([`Driver::snapshot`], cheap here: the trees
+/// are shared). A level section can be prepared on another thread as a [`PreparedBatch`] and
+/// committed in one call ([`QuadTree::commit`]).
 ///
 /// ```
 /// use broadphase::{Aabb, BroadPhase, Config, LayerMask, Pair, ProxyDesc, QuadTree};
@@ -221,8 +258,10 @@ pub type QuadTree = Driver<QuadTreeEngine>;
 #[derive(Clone, Debug)]
 pub struct QuadTreeEngine {
     settings: QuadTreeSettings,
-    /// Two trees per layer group: `2 * group` fixed, `2 * group + 1` dynamic.
-    trees: Vec<Tree>,
+    /// Two trees per layer group: `2 * group` fixed, `2 * group + 1` dynamic. Shared with
+    /// the [`Snapshot`]s taken since their last change: an update copies a shared tree before
+    /// it writes it (`Arc::make_mut`), so snapshots keep the trees they were taken with.
+    trees: Vec<Arc<Tree>>,
     /// The group of each collision layer.
     group_of: [u8; Layer::COUNT],
     /// The layers of each group.
@@ -231,8 +270,13 @@ pub struct QuadTreeEngine {
     locs: Vec<Loc>,
     /// Per slot: the tree holding its proxy, or [`NO_TREE`].
     home: Vec<u8>,
+    /// Per slot: the id and layer of the proxy the trees hold there, as of the last update
+    /// (what a [`Snapshot`] names the trees' slots by). Shared with snapshots like the trees.
+    held: Arc<Vec<Held>>,
     /// Per tree: slots to insert this update (scratch).
     pending: Vec<Vec<u32>>,
+    /// Committed [`PreparedBatch`]es, whose subtrees the next update links in.
+    arrivals: Vec<Committed>,
     builder: Builder,
     units: Vec<Unit>,
     order: Vec<u32>,
@@ -251,6 +295,14 @@ pub struct QuadTreeEngine {
     partial_units: u64,
     full_rebuilds: u64,
     fast_rebuilds: u64,
+    /// Updates run (the clock of background rebuilds).
+    updates: u64,
+    /// Trees rebuilding on other threads.
+    rebuilds: Rebuilds,
+    /// Trees whose update this time starts a background rebuild (scratch).
+    starting: Vec<usize>,
+    /// Set when the system refused a thread: rebuilds run in place from then on.
+    no_threads: bool,
 }
 
 impl QuadTree {
@@ -301,6 +353,51 @@ impl QuadTree {
         self.engine.optimize(&self.store);
     }
 
+    /// [`PreparedBatch::new`] with this broad phase's settings (it needs nothing else of it:
+    /// threads that cannot borrow the broad phase call `PreparedBatch::new` with a copy).
+    ///
+    /// # Errors
+    /// As [`PreparedBatch::new`].
+    pub fn prepare_batch(&self, items: Vec<(Aabb, ProxyDesc)>) -> Result<PreparedBatch, Error> {
+        PreparedBatch::new(&self.engine.settings, items)
+    }
+
+    /// The settings it runs with.
+    #[must_use]
+    pub fn settings(&self) -> &QuadTreeSettings {
+        &self.engine.settings
+    }
+
+    /// Inserts a prepared batch: exactly
+    /// [`insert_batch`](crate::BroadPhase::insert_batch) of its items (ids given in item
+    /// order, the same events at the next update), except that the next update links the
+    /// batch's subtrees in instead of building them. A batch prepared for other layer groups
+    /// is inserted all the same, its subtrees dropped. A proxy of the batch moved, re-described
+    /// or removed before the next update makes that update build its part as usual.
+    ///
+    /// ```
+    /// use broadphase::{Aabb, BroadPhase, Config, ProxyDesc, QuadTree};
+    /// let items = vec![
+    ///     (Aabb::new([0.0; 3], [1.0; 3]), ProxyDesc::dynamic()),
+    ///     (Aabb::new([0.5; 3], [2.0; 3]), ProxyDesc::fixed()),
+    /// ];
+    /// let (mut a, mut b) = (QuadTree::new(Config::default()), QuadTree::new(Config::default()));
+    /// let batch = a.prepare_batch(items.clone())?;
+    /// assert_eq!(a.commit(batch)?, b.insert_batch(&items)?);
+    /// assert_eq!(a.update()?, b.update()?);
+    /// # Ok::<(), broadphase::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::CapacityExceeded`] (or a world-bounds error): nothing is inserted.
+    pub fn commit(&mut self, batch: PreparedBatch) -> Result<Vec<ProxyId>, Error> {
+        let ids = self.store.insert_batch(batch.items())?;
+        let slots = ids.iter().map(|id| id.index()).collect();
+        let committed = batch.committed(&self.engine.settings.layer_groups, slots);
+        self.engine.arrivals.extend(committed);
+        Ok(ids)
+    }
+
     /// [`BroadPhase::query_aabb`](crate::BroadPhase::query_aabb), counting the work: nodes
     /// opened, proxies reached, hits. The answer is the same as `query_aabb`'s (exact, changes
     /// pending included).
@@ -324,24 +421,21 @@ impl QuadTreeEngine {
     #[must_use]
     pub fn new(config: &Config, settings: QuadTreeSettings) -> Self {
         let groups = settings.layer_groups.len();
-        let mut group_of = [0u8; Layer::COUNT];
+        let group_of = group_of(&settings.layer_groups);
         let mut group_layers = vec![LayerMask::NONE; groups];
         for layer in 0..Layer::COUNT as u8 {
-            let g = settings
-                .layer_groups
-                .iter()
-                .position(|m| m.contains(Layer(layer)))
-                .unwrap_or(0);
-            group_of[usize::from(layer)] = g as u8;
+            let g = usize::from(group_of[usize::from(layer)]);
             group_layers[g] = group_layers[g].with(Layer(layer));
         }
         Self {
-            trees: vec![Tree::new(); 2 * groups],
+            trees: (0..2 * groups).map(|_| Arc::new(Tree::new())).collect(),
             group_of,
             group_layers,
             locs: Vec::new(),
             home: Vec::new(),
+            held: Arc::new(Vec::new()),
             pending: vec![Vec::new(); 2 * groups],
+            arrivals: Vec::new(),
             builder: Builder::default(),
             units: Vec::new(),
             order: Vec::new(),
@@ -356,6 +450,10 @@ impl QuadTreeEngine {
             partial_units: 0,
             full_rebuilds: 0,
             fast_rebuilds: 0,
+            updates: 0,
+            rebuilds: Rebuilds::default(),
+            starting: Vec::new(),
+            no_threads: false,
             settings,
         }
     }
@@ -368,27 +466,27 @@ impl QuadTreeEngine {
     /// The tree a proxy so described belongs in.
     #[inline]
     fn tree_for(&self, desc: &ProxyDesc) -> u8 {
-        2 * self.group_of[usize::from(desc.layer.0)] + u8::from(!desc.is_fixed())
+        tree_for(&self.group_of, desc)
     }
 
     /// The deepest level of any tree (a tree whose root holds proxies only has depth 1).
     fn depth(&self) -> usize {
-        self.trees.iter().map(Tree::depth).max().unwrap_or(0)
+        self.trees.iter().map(|t| t.depth()).max().unwrap_or(0)
     }
 
     /// Nodes in use in all trees.
     fn node_count(&self) -> usize {
-        self.trees.iter().map(Tree::node_count).sum()
+        self.trees.iter().map(|t| t.node_count()).sum()
     }
 
     /// [`QuadTree::optimize`].
     fn optimize(&mut self, store: &Store) {
         let mut stack = std::mem::take(&mut self.order);
         for t in 0..self.trees.len() {
-            let tree = &mut self.trees[t];
-            if tree.root == NONE {
+            if self.trees[t].root == NONE {
                 continue;
             }
+            let tree = Arc::make_mut(&mut self.trees[t]);
             tree.rebuild_all(
                 store,
                 &mut self.locs,
@@ -425,7 +523,7 @@ impl QuadTreeEngine {
             }
             // Layers of this tree the mask leaves out: then each proxy's layer is checked.
             let filter = layers & !mask.0 != 0;
-            let flow = tree.walk_box(aabb, &mut stats, |slot| {
+            let flow = tree.walk_box(aabb, &mut stats, |slot, _, _| {
                 let i = slot as usize;
                 // Proxies changed since the last update are answered below, with their
                 // current boxes; every other lane holds its proxy's exact box.
@@ -453,6 +551,62 @@ impl QuadTreeEngine {
         }
         stats.hits = hits;
         (stats, flow)
+    }
+
+    /// Puts in the trees built in the background that are due at this update, caught up.
+    fn swap_in_rebuilds(&mut self, store: &Store) {
+        let now = self.updates;
+        if !self.rebuilds.0.iter().any(|r| r.due == now) {
+            return;
+        }
+        let (due, later) = std::mem::take(&mut self.rebuilds.0)
+            .into_iter()
+            .partition(|r| r.due == now);
+        self.rebuilds.0 = later;
+        for r in due {
+            let t = r.tree;
+            let running = Arc::clone(&self.trees[t]);
+            if let Some(tree) = r.finish(store, &running, t as u8, &self.home, &mut self.locs) {
+                self.quality[t] = self.quality[t].rebuilt(tree.proxies);
+                self.trees[t] = Arc::new(tree);
+                self.fast_rebuilds += 1;
+            }
+        }
+    }
+
+    /// Notes this update's changes for the builds under way, and starts those this update
+    /// chose (on the trees as it leaves them).
+    fn start_rebuilds(&mut self, store: &Store) {
+        for r in &mut self.rebuilds.0 {
+            r.record(store);
+        }
+        for &t in &self.starting {
+            let tree = Arc::clone(&self.trees[t]);
+            match Rebuild::start(t, tree, store.slot_count(), self.updates) {
+                Ok(r) => self.rebuilds.0.push(r),
+                Err(_) => self.no_threads = true,
+            }
+        }
+        self.starting.clear();
+    }
+
+    /// Records the id and layer of every proxy this update brought in or changed.
+    fn note_held(&mut self, store: &Store) {
+        let held = Arc::make_mut(&mut self.held);
+        if held.len() < store.slot_count() {
+            held.resize(
+                store.slot_count(),
+                Held {
+                    id: ProxyId::from_raw_parts(0, 0),
+                    layer: Layer(0),
+                },
+            );
+        }
+        for &slot in store.dirty() {
+            if store.is_alive(slot as usize) {
+                held[slot as usize] = Held::of(store, slot as usize);
+            }
+        }
     }
 
     /// Whether groups `g` and `h` have layers that collide.
@@ -495,6 +649,9 @@ impl QuadTreeEngine {
         // proxy costs a random walk; past a quarter of the tree, a sequential refit of
         // everything is cheaper.
         let cost = self.settings.rebuild_cost;
+        let background = self.settings.background_rebuild && !self.no_threads;
+        let mut starting = std::mem::take(&mut self.starting);
+        starting.clear();
         let modes: Vec<Mode> = (0..self.trees.len())
             .map(|t| {
                 let (c, tree, q) = (changed[t], &self.trees[t], &self.quality[t]);
@@ -506,13 +663,33 @@ impl QuadTreeEngine {
                     && (q.wants_rebuild(tree.proxies, cost) || q.outgrown(tree.proxies))
                 {
                     // (A batch as large as the tree is built by SAH with it instead.)
-                    Mode::Rebuild
+                    if !background || tree.proxies < background::MIN_PROXIES {
+                        Mode::Rebuild
+                    } else {
+                        // Refit now; the rebuild runs on another thread (unless one is).
+                        if !self.rebuilds.building(t) {
+                            starting.push(t);
+                        }
+                        if bulk {
+                            Mode::Bulk
+                        } else {
+                            Mode::Paths
+                        }
+                    }
                 } else if bulk {
                     Mode::Bulk
                 } else {
                     Mode::Paths
                 }
             })
+            .collect();
+        // The trees this update writes, each copied first if a snapshot shares it (once: the
+        // copies are not shared).
+        let mut trees: Vec<Option<&mut Tree>> = self
+            .trees
+            .iter_mut()
+            .zip(&changed)
+            .map(|(tree, &c)| (c > 0).then(|| Arc::make_mut(tree)))
             .collect();
         let dirty_len = store.dirty().len();
         for k in 0..dirty_len {
@@ -521,13 +698,14 @@ impl QuadTreeEngine {
             if let Some(&ahead) = store.dirty().get(k + MOVE_AHEAD) {
                 let h = self.home[ahead as usize];
                 if h != NO_TREE && modes[usize::from(h)] == Mode::Bulk {
-                    let tree = &self.trees[usize::from(h)];
-                    tree.nodes[tree::loc_node(self.locs[ahead as usize]) as usize].prefetch();
+                    if let Some(tree) = &trees[usize::from(h)] {
+                        tree.nodes[tree::loc_node(self.locs[ahead as usize]) as usize].prefetch();
+                    }
                 }
             }
             let slot = store.dirty()[k] as usize;
             let want = if store.is_alive(slot) {
-                self.tree_for(store.desc_at(slot))
+                tree_for(&self.group_of, store.desc_at(slot))
             } else {
                 NO_TREE
             };
@@ -535,13 +713,14 @@ impl QuadTreeEngine {
             if h != NO_TREE {
                 let t = usize::from(h);
                 let l = self.locs[slot];
-                match modes[t] {
-                    Mode::Rebuild => {}
-                    mode if want == h => {
-                        let aabb = store.aabb_at(slot);
-                        self.trees[t].move_proxy(l, aabb, mode == Mode::Bulk);
+                match (modes[t], &mut trees[t]) {
+                    (Mode::Rebuild, _) | (_, None) => {}
+                    (mode, Some(tree)) if want == h => {
+                        tree.move_proxy(l, store.aabb_at(slot), mode == Mode::Bulk);
                     }
-                    mode => self.trees[t].remove_proxy(&mut self.locs, l, mode == Mode::Bulk),
+                    (mode, Some(tree)) => {
+                        tree.remove_proxy(&mut self.locs, l, mode == Mode::Bulk);
+                    }
                 }
                 if want == h {
                     continue;
@@ -555,18 +734,20 @@ impl QuadTreeEngine {
                 self.home[slot] = want;
             }
         }
+        self.starting = starting;
         (modes, changed)
     }
 
     /// Links the proxies waiting for tree `t`: a first batch (or one at least as big as the
     /// tree) rebuilds the whole tree; otherwise the batch is built by SAH and linked in.
     fn insert_pending(&mut self, store: &Store, t: usize, stack: &mut Vec<u32>) {
+        self.adopt_arrivals(store, t);
         let pending = std::mem::take(&mut self.pending[t]);
         if pending.is_empty() {
             self.pending[t] = pending;
             return;
         }
-        let tree = &mut self.trees[t];
+        let tree = Arc::make_mut(&mut self.trees[t]);
         if pending.len() >= tree.proxies {
             tree.rebuild_all(
                 store,
@@ -596,6 +777,20 @@ impl QuadTreeEngine {
         let mut pending = pending;
         pending.clear();
         self.pending[t] = pending;
+    }
+
+    /// Links the committed subtrees bound for tree `t` whose proxies are still as committed,
+    /// and takes their proxies off the tree's pending list.
+    fn adopt_arrivals(&mut self, store: &Store, t: usize) {
+        if !self.arrivals.iter().any(|a| a.goes_to(t)) {
+            return;
+        }
+        let mut linked = vec![false; store.slot_count()];
+        let tree = Arc::make_mut(&mut self.trees[t]);
+        for a in &self.arrivals {
+            a.link(store, &self.group_of, t, tree, &mut self.locs, &mut linked);
+        }
+        self.pending[t].retain(|&s| !linked[s as usize]);
     }
 
     /// The walks that find this update's pairs: `(tree, tree)`, the same tree for a self walk.
@@ -682,6 +877,22 @@ impl QuadTreeEngine {
     }
 }
 
+/// The layer group of each collision layer: the first group that contains it, or the first.
+fn group_of(groups: &[LayerMask]) -> [u8; Layer::COUNT] {
+    std::array::from_fn(|layer| {
+        groups
+            .iter()
+            .position(|m| m.contains(Layer(layer as u8)))
+            .unwrap_or(0) as u8
+    })
+}
+
+/// The tree a proxy so described belongs in, given the group of each layer.
+#[inline]
+fn tree_for(group_of: &[u8; Layer::COUNT], desc: &ProxyDesc) -> u8 {
+    2 * group_of[usize::from(desc.layer.0)] + u8::from(!desc.is_fixed())
+}
+
 /// Runs independent walk steps, appending what each finds in step order: the same output
 /// whether they run on one thread or many.
 fn run_steps(
@@ -726,16 +937,22 @@ impl Engine for QuadTreeEngine {
     }
 
     fn update(&mut self, store: &Store, changes: &mut PairChanges) -> Result<(), Error> {
+        self.updates += 1;
+        self.swap_in_rebuilds(store);
         if store.dirty().is_empty() {
             return Ok(());
         }
         let (modes, changed) = self.sort_changes(store);
         let mut stack = std::mem::take(&mut self.order);
         for t in 0..self.trees.len() {
+            if changed[t] == 0 {
+                // Untouched: left as it is (and shared with any snapshot holding it).
+                continue;
+            }
             if modes[t] == Mode::Rebuild {
                 let home = &self.home;
                 let slots = (0..store.slot_count() as u32).filter(|&s| home[s as usize] == t as u8);
-                self.trees[t].rebuild_fast(
+                Arc::make_mut(&mut self.trees[t]).rebuild_fast(
                     store,
                     &mut self.locs,
                     &mut self.builder,
@@ -748,10 +965,10 @@ impl Engine for QuadTreeEngine {
             }
             let bulk = modes[t] == Mode::Bulk;
             let mut order = std::mem::take(&mut stack);
-            self.trees[t].refit(store, bulk, &mut order);
+            Arc::make_mut(&mut self.trees[t]).refit(store, bulk, &mut order);
             stack = order;
             self.insert_pending(store, t, &mut stack);
-            let tree = &mut self.trees[t];
+            let tree = Arc::make_mut(&mut self.trees[t]);
             if tree.proxies == 0 && tree.root == NONE && tree.nodes.capacity() > 0 {
                 tree.clear();
             }
@@ -797,8 +1014,8 @@ impl Engine for QuadTreeEngine {
         self.found = found;
         let mut stack = std::mem::take(&mut self.order);
         for (t, tree) in self.trees.iter_mut().enumerate() {
-            if modes[t] == Mode::Paths {
-                tree.clear_marks(&mut stack);
+            if modes[t] == Mode::Paths && changed[t] > 0 {
+                Arc::make_mut(tree).clear_marks(&mut stack);
             }
         }
         self.order = stack;
@@ -807,6 +1024,10 @@ impl Engine for QuadTreeEngine {
             self.found = Vec::new();
         }
         changes.tests = tests;
+        self.note_held(store);
+        self.start_rebuilds(store);
+        // Parts bound for a tree this update rebuilt were taken in by the rebuild.
+        self.arrivals.clear();
         // Scratch sized by the pairs of one update: give it back after a burst.
         if self.merged.capacity() > 2 * self.keys.len() + 4096 {
             self.merged = Vec::new();
@@ -818,6 +1039,19 @@ impl Engine for QuadTreeEngine {
         vec![PairList::new(&self.keys)]
     }
 
+    /// The trees, shared: see [`Snapshot`].
+    fn snapshot(&self, store: &Store) -> Option<Snapshot> {
+        let layers = (0..self.trees.len())
+            .map(|t| self.group_layers[t / 2])
+            .collect();
+        Some(Snapshot::shared(
+            self.trees.clone(),
+            layers,
+            Arc::clone(&self.held),
+            store,
+        ))
+    }
+
     /// The proxies whose lanes overlap `bounds`, tree by tree.
     fn candidates(
         &self,
@@ -827,7 +1061,7 @@ impl Engine for QuadTreeEngine {
     ) -> ControlFlow<()> {
         let mut stats = QueryStats::default();
         for tree in &self.trees {
-            tree.walk_box(bounds, &mut stats, &mut *visit)?;
+            tree.walk_box(bounds, &mut stats, |slot, _, _| visit(slot))?;
         }
         ControlFlow::Continue(())
     }
@@ -842,7 +1076,7 @@ impl Engine for QuadTreeEngine {
         visit: &mut dyn FnMut(u32) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
         for tree in &self.trees {
-            tree.walk_ray(ray, max_t, visit)?;
+            tree.walk_ray(ray, max_t, &mut |slot, _| visit(slot))?;
         }
         ControlFlow::Continue(())
     }
@@ -866,14 +1100,20 @@ impl Engine for QuadTreeEngine {
     }
 
     fn stats(&self, _store: &Store, stats: &mut Stats) {
-        stats.memory_bytes += self.trees.iter().map(Tree::memory_bytes).sum::<usize>()
+        stats.memory_bytes += self.trees.iter().map(|t| t.memory_bytes()).sum::<usize>()
             + self.locs.capacity() * 4
             + self.home.capacity()
             + self.builder.memory_bytes()
             + (self.found.capacity() + self.keys.capacity() + self.merged.capacity()) * 8
             + self.key_sorter.memory_bytes()
             + self.units.capacity() * std::mem::size_of::<Unit>()
-            + self.order.capacity() * 4;
+            + self.order.capacity() * 4
+            + self
+                .arrivals
+                .iter()
+                .map(Committed::memory_bytes)
+                .sum::<usize>()
+            + self.held.capacity() * std::mem::size_of::<Held>();
         let nodes = self.node_count();
         let used_lanes: usize = self
             .trees

@@ -68,6 +68,7 @@ fn settings() -> impl Strategy<Value = QuadTreeSettings> {
                 layer_groups,
                 rebuild_depth,
                 rebuild_cost,
+                background_rebuild: false,
             },
         )
 }

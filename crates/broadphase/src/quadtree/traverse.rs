@@ -4,7 +4,7 @@
 
 use std::ops::ControlFlow;
 
-use super::node::{LANES, NONE};
+use super::node::{Node, LANES, NONE};
 use super::tree::Tree;
 use crate::query::{ray_aabb, Ray};
 use crate::Aabb;
@@ -61,13 +61,14 @@ impl Stack {
 }
 
 impl Tree {
-    /// Visits every proxy whose lane overlaps `q`; `stats` counts the work.
+    /// Visits every proxy whose lane overlaps `q`, with the node and lane holding it (whose
+    /// box is the proxy's as of the last update); `stats` counts the work.
     #[inline]
     pub(crate) fn walk_box(
         &self,
         q: &Aabb,
         stats: &mut QueryStats,
-        mut visit: impl FnMut(u32) -> ControlFlow<()>,
+        mut visit: impl FnMut(u32, &Node, usize) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
         if self.root == NONE {
             return ControlFlow::Continue(());
@@ -88,20 +89,21 @@ impl Tree {
                     stack.push(c.index());
                 } else {
                     stats.proxies_visited += 1;
-                    visit(c.index())?;
+                    visit(c.index(), node, lane)?;
                 }
             }
         }
         ControlFlow::Continue(())
     }
 
-    /// Visits every proxy whose lane the ray enters within `max_t`, walking down only the
-    /// nodes it enters (the same slab test as the exact one, so no hit is culled).
+    /// Visits every proxy whose lane the ray enters within `max_t`, with its lane's box,
+    /// walking down only the nodes it enters (the same slab test as the exact one, so no hit
+    /// is culled).
     pub(crate) fn walk_ray(
         &self,
         ray: &Ray,
         max_t: f32,
-        visit: &mut dyn FnMut(u32) -> ControlFlow<()>,
+        visit: &mut dyn FnMut(u32, &Aabb) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
         if self.root == NONE {
             return ControlFlow::Continue(());
@@ -114,13 +116,14 @@ impl Tree {
                 let c = node.child[lane];
                 // Empty lanes are skipped by their child, not their box: an inverted box is
                 // not a miss for the slab test.
-                if c.is_empty() || ray_aabb(ray, max_t, &node.lane_box(lane)).is_none() {
+                let b = node.lane_box(lane);
+                if c.is_empty() || ray_aabb(ray, max_t, &b).is_none() {
                     continue;
                 }
                 if c.is_node() {
                     stack.push(c.index());
                 } else {
-                    visit(c.index())?;
+                    visit(c.index(), &b)?;
                 }
             }
         }

@@ -23,6 +23,31 @@ pub(crate) fn loc_lane(l: Loc) -> usize {
     (l & 3) as usize
 }
 
+/// Which proxies changed since the last update: what the dirty bits of the nodes above them
+/// are made of (the pair walks follow them). The store knows; a batch prepared away from the
+/// broad phase is new throughout.
+pub(crate) trait Changed {
+    /// Whether the proxy in `slot` changed.
+    fn changed(&self, slot: u32) -> bool;
+}
+
+impl Changed for Store {
+    #[inline]
+    fn changed(&self, slot: u32) -> bool {
+        self.is_dirty(slot as usize)
+    }
+}
+
+/// Every proxy is new: a [`PreparedBatch`](super::PreparedBatch)'s subtrees.
+pub(crate) struct AllNew;
+
+impl Changed for AllNew {
+    #[inline]
+    fn changed(&self, _slot: u32) -> bool {
+        true
+    }
+}
+
 /// Flag of a node on the free list (never reached from the root).
 const FREE: u8 = 0x80;
 
@@ -142,19 +167,19 @@ impl Tree {
     /// What a child adds to its parent: its proxies, its height and whether it holds a changed
     /// proxy.
     #[inline]
-    pub(crate) fn child_info(&self, store: &Store, c: Child) -> (u32, u8, bool) {
+    pub(crate) fn child_info(&self, store: &impl Changed, c: Child) -> (u32, u8, bool) {
         if c.is_node() {
             let n = &self.nodes[c.index() as usize];
             (n.count, n.height, n.dirty != 0)
         } else if c.is_proxy() {
-            (1, 0, store.is_dirty(c.index() as usize))
+            (1, 0, store.changed(c.index()))
         } else {
             (0, 0, false)
         }
     }
 
     /// Recomputes node `n`'s count, height and dirty bits from its children.
-    pub(crate) fn finish_node(&mut self, store: &Store, n: u32) {
+    pub(crate) fn finish_node(&mut self, store: &impl Changed, n: u32) {
         let (mut count, mut height, mut dirty) = (0u32, 0u8, 0u8);
         for lane in 0..LANES {
             let c = self.nodes[n as usize].child[lane];

@@ -6,7 +6,7 @@ use std::ops::ControlFlow;
 
 use crate::{
     Aabb, Algorithm, BroadPhase, BruteForce, CastHit, Config, Error, Figures, Layer, LayerMask,
-    Obb, Pair, PairEvents, ProxyDesc, ProxyId, Ray, RayHit, Stats,
+    Obb, Pair, PairEvents, ProxyDesc, ProxyId, Ray, RayHit, Snapshot, Stats,
 };
 
 /// A proxy: its box, its description.
@@ -385,6 +385,11 @@ impl BroadPhase for NaiveOracle {
 
     fn layers_collide(&self, a: Layer, b: Layer) -> bool {
         a.0 < 64 && b.0 < 64 && self.collide(a, b)
+    }
+
+    fn snapshot(&self) -> Snapshot {
+        // The mirror holds the same proxies with the same ids and boxes.
+        self.queries.snapshot()
     }
 
     fn query_aabb(

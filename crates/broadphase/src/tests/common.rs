@@ -80,6 +80,9 @@ macro_rules! forward_all_but_update {
         fn outside_world(&self) -> Vec<broadphase::ProxyId> {
             self.$field.outside_world()
         }
+        fn snapshot(&self) -> broadphase::Snapshot {
+            self.$field.snapshot()
+        }
         fn layers_collide(&self, a: broadphase::Layer, b: broadphase::Layer) -> bool {
             self.$field.layers_collide(a, b)
         }
