@@ -4,6 +4,7 @@ pub mod alloc;
 pub mod bench;
 pub mod cells;
 pub mod cli;
+pub mod concurrency;
 pub mod gpu;
 pub mod lab;
 pub mod output;

@@ -59,6 +59,9 @@ enum Command {
     /// A scene that changes character (a fixed level, a mass spawn, most bodies asleep): each
     /// phase's frame times per algorithm, and what Auto ran on in each.
     Phases(broadphase_lab::phases::PhasesArgs),
+    /// A QuadTree's streaming batches and snapshots: the commit of a prepared batch, and the
+    /// query throughput of other threads during updates and with none.
+    Concurrency(broadphase_lab::concurrency::ConcurrencyArgs),
     /// Every algorithm against the peers on every scene: interleaved, repeated, checked;
     /// results as JSON, CSV, markdown and SVG charts.
     Bench(BenchArgs),
@@ -368,6 +371,7 @@ fn main() -> ExitCode {
         Command::Record(args) => record_command(&args),
         Command::Lab(args) => broadphase_lab::lab::command(&args),
         Command::Phases(args) => broadphase_lab::phases::command(&args),
+        Command::Concurrency(args) => broadphase_lab::concurrency::command(&args),
         #[cfg(feature = "serve")]
         Command::Serve(args) => broadphase_lab::serve::command(&args),
         Command::Bench(args) => bench_command(&args),
