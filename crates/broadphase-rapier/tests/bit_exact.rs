@@ -56,6 +56,12 @@ fn pyramid() {
     compare(Scene::Pyramid, Algorithm::Abp).unwrap();
 }
 
+/// Auto, the default, on a scene that settles: it measures the scene and may switch.
+#[test]
+fn pyramid_on_auto() {
+    compare(Scene::Pyramid, Algorithm::Auto).unwrap();
+}
+
 #[test]
 fn balls() {
     compare(Scene::Balls, Algorithm::Abp).unwrap();
@@ -81,10 +87,12 @@ fn churn() {
     compare(Scene::Churn, Algorithm::Abp).unwrap();
 }
 
-/// Every other algorithm on the scene that removes and inserts.
+/// Every other algorithm on the scene that removes and inserts; Auto (the default) switches
+/// engines under live proxies there, and must stay bit-exact through its switches.
 #[test]
 fn churn_on_every_algorithm() {
     for algorithm in [
+        Algorithm::Auto,
         Algorithm::Sap,
         Algorithm::Mbp,
         Algorithm::QuadTree,

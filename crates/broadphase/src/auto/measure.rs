@@ -125,6 +125,11 @@ impl Meter {
         }
     }
 
+    /// Updates measured so far with proxies present.
+    pub(crate) fn updates(&self) -> u64 {
+        self.updates
+    }
+
     /// Draws the sample: up to [`SAMPLE`] live slots, spread over the slots by a hash (not a
     /// stride, which would line up with a lattice inserted row by row), the same for the same
     /// store.

@@ -18,10 +18,10 @@ use crate::{Aabb, Algorithm, Config, Error, Figures, LayerMask, ProxyId, Ray, St
 use background::Pending;
 use measure::Meter;
 
-/// The broad phase that needs no choosing: it runs on [`Abp`](crate::Abp), [`Sap`](crate::Sap)
-/// or [`QuadTree`](crate::QuadTree), whichever suits the scene it holds, measured before every
-/// update, and switches as the scene changes (a level loaded, a mass spawn, most bodies going
-/// to sleep) without changing ids, pairs or events.
+/// The broad phase that needs no choosing: it runs on [`Abp`](crate::Abp), [`Sap`](crate::Sap),
+/// [`QuadTree`](crate::QuadTree) or [`Grid`](crate::Grid), whichever suits the scene it holds,
+/// measured before every update, and switches as the scene changes (a level loaded, a mass
+/// spawn, most bodies going to sleep) without changing ids, pairs or events.
 ///
 /// Before each update it measures the scene ([`SceneMeasures`]: proxies, the fixed share, the
 /// share that changes per update, arrivals and departures, pairs per proxy, and how much the
@@ -34,20 +34,22 @@ use measure::Meter;
 /// depend on the algorithm, only the time does.
 ///
 /// The rules, in order, from `bplab bench --algos abp,sap,mbp,quadtree,grid --no-peers
-/// --threads 1` over every scene at 10k, 30k and 100k boxes (the source's `auto/policy.rs` gives
+/// --threads 1` over every scene at 10k, 30k, 100k and 1M boxes (the source's `auto/policy.rs` gives
 /// the figures behind each threshold):
 ///
 /// | the scene | algorithm | reason |
 /// |---|---|---|
 /// | 20,000 proxies or more, 90% of them fixed (leaves under 80%) | QuadTree | [`Reason::FixedLevel`] |
-/// | 8 pairs or more per proxy (leaves under 6) | Sap | [`Reason::Crowded`] |
+/// | 8 pairs or more per proxy (leaves under 6), under 50,000 proxies | Sap | [`Reason::Crowded`] |
+/// | the same, 50,000 proxies or more (Grid leaves under 40,000) | Grid | [`Reason::LargeCrowd`] |
 /// | under 50,000 proxies, 15% or fewer changing per update (leaves over 25%) | Sap | [`Reason::MostlyResting`] |
 /// | 20,000 proxies or more, clustering index 1.25 or more (leaves under 1.15) | QuadTree | [`Reason::Clustered`] |
 /// | anything else | Abp | [`Reason::Moving`] |
 ///
 /// The first update chooses from what it can see (counts, the fixed share, the clustering
 /// index, and pairs estimated from the overlaps among a sample of the boxes) and takes the
-/// choice at once; motion is known from the second update on.
+/// choice at once; motion is known from the second update on, whose choice is taken at once
+/// too (the first was made blind to motion). The hold applies from the third.
 ///
 /// From [`AutoSettings::background_from`] proxies (4,000) and with threads, a switch builds
 /// the new engine on another thread from a snapshot while the current one keeps serving, and
@@ -263,7 +265,11 @@ impl AutoEngine {
             self.candidate = None;
             return (choice, reason);
         }
-        let first = self.reason == Reason::NotChosen || self.reason == Reason::Pinned;
+        // The first choice, and the one of the second measured update: the first could not
+        // see motion (every proxy was new), so the choice it made is provisional.
+        let first = self.reason == Reason::NotChosen
+            || self.reason == Reason::Pinned
+            || self.meter.updates() == 2;
         let held = match self.candidate {
             Some((c, _, n)) if c == choice => n + 1,
             _ => 1,
@@ -393,6 +399,12 @@ impl Engine for AutoEngine {
             ));
         }
         self.inner.check_structure(store)
+    }
+
+    fn snapshot(&self, store: &Store) -> Option<crate::Snapshot> {
+        // The engine it runs on shares its structure if it can (QuadTree does); a pending
+        // build is not in use yet.
+        self.inner.snapshot(store)
     }
 
     fn shift_origin(&mut self, shift: [f32; 3]) {

@@ -28,9 +28,13 @@ pub enum Reason {
     /// The boxes gather in clusters in a large scene: [`QuadTree`](crate::QuadTree)'s nodes
     /// follow the clusters where fixed columns cut through them.
     Clustered,
-    /// Many pairs per proxy: [`Sap`](crate::Sap) keeps the pairs and updates them by swaps,
-    /// where a pass over each column finds and diffs each again.
+    /// Many pairs per proxy in a small scene: [`Sap`](crate::Sap) keeps the pairs and
+    /// updates them by swaps, where a pass over each column finds and diffs each again.
     Crowded,
+    /// Many pairs per proxy in a large scene: [`Grid`](crate::Grid)'s cells bound the
+    /// candidates of each box, where Sap's axes grow long enough that each move swaps past
+    /// many boxes.
+    LargeCrowd,
     /// Many proxies move, arrive or leave: [`Abp`](crate::Abp) re-bins the moved boxes and
     /// prunes each column, with no structure to repair.
     Moving,
@@ -45,6 +49,7 @@ impl fmt::Display for Reason {
             Reason::MostlyResting => "few proxies change per update in a small scene",
             Reason::Clustered => "the boxes gather in clusters in a large scene",
             Reason::Crowded => "many pairs per proxy",
+            Reason::LargeCrowd => "many pairs per proxy in a large scene",
             Reason::Moving => "many proxies move, arrive or leave",
         })
     }
@@ -90,11 +95,19 @@ const RESTING: Band = Band {
 const SMALL_SCENE: usize = 50_000;
 
 /// Pairs per proxy of a crowd, at any size. clustered 10k (11 pairs a box): Sap 3.90, Abp
-/// 6.40, QuadTree 5.58; sizes (25-34 a box) at 10k: Sap 6.2, Abp 8.7; at 100k: Grid 89, Sap
-/// 101, Abp 157; clustered 30k (4 a box) is no crowd: QuadTree 7.3, Abp 8.6, Sap 9.1.
+/// 6.40, QuadTree 5.58; sizes (25-34 a box) at 10k: Sap 6.2, Abp 8.7; clustered 30k (4 a box)
+/// is no crowd: QuadTree 7.3, Abp 8.6, Sap 9.1.
 const CROWDED: Band = Band {
     enter: 8.0,
     leave: 6.0,
+};
+/// Proxies from which a crowd runs on Grid rather than Sap: Sap's sweep grows with the
+/// boxes along its axes. sizes (37 pairs a box) at 10k: Sap 5.28, Grid 7.22; at 100k: Grid
+/// 86.8, Sap 100, Abp 131; at 300k: Grid 338, Abp 483, Sap 828. resting (12 a box) at 100k:
+/// Abp 1.35, Grid 1.48, Sap 1.68; at 1M all within 16.5-17.4.
+const LARGE_CROWD: Band = Band {
+    enter: 50_000.0,
+    leave: 40_000.0,
 };
 
 /// Clustering index of a clustered scene, from 20,000 proxies up. The lab's clustered scene
@@ -117,8 +130,15 @@ pub(crate) fn choose(m: &SceneMeasures, current: Reason) -> (Algorithm, Reason) 
     {
         return (Algorithm::QuadTree, Reason::FixedLevel);
     }
-    if CROWDED.above(m.pairs_per_proxy, holds(Reason::Crowded)) {
-        return (Algorithm::Sap, Reason::Crowded);
+    if CROWDED.above(
+        m.pairs_per_proxy,
+        holds(Reason::Crowded) || holds(Reason::LargeCrowd),
+    ) {
+        return if LARGE_CROWD.above(m.proxies as f32, holds(Reason::LargeCrowd)) {
+            (Algorithm::Grid, Reason::LargeCrowd)
+        } else {
+            (Algorithm::Sap, Reason::Crowded)
+        };
     }
     if m.proxies < SMALL_SCENE && RESTING.below(m.changed_share, holds(Reason::MostlyResting)) {
         return (Algorithm::Sap, Reason::MostlyResting);
@@ -128,4 +148,61 @@ pub(crate) fn choose(m: &SceneMeasures, current: Reason) -> (Algorithm, Reason) 
         return (Algorithm::QuadTree, Reason::Clustered);
     }
     (Algorithm::Abp, Reason::Moving)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn crowd(proxies: usize) -> SceneMeasures {
+        SceneMeasures {
+            proxies,
+            changed_share: 1.0,
+            pairs_per_proxy: 12.0,
+            clustering: 1.0,
+            ..SceneMeasures::default()
+        }
+    }
+
+    #[test]
+    fn a_crowd_runs_on_sap_when_small_and_on_grid_when_large() {
+        assert_eq!(
+            choose(&crowd(10_000), Reason::NotChosen),
+            (Algorithm::Sap, Reason::Crowded)
+        );
+        assert_eq!(
+            choose(&crowd(100_000), Reason::NotChosen),
+            (Algorithm::Grid, Reason::LargeCrowd)
+        );
+    }
+
+    #[test]
+    fn a_crowd_near_the_size_threshold_keeps_its_algorithm() {
+        // Between 40,000 and 50,000 proxies each keeps what it runs on.
+        assert_eq!(
+            choose(&crowd(45_000), Reason::LargeCrowd),
+            (Algorithm::Grid, Reason::LargeCrowd)
+        );
+        assert_eq!(
+            choose(&crowd(45_000), Reason::Crowded),
+            (Algorithm::Sap, Reason::Crowded)
+        );
+        assert_eq!(
+            choose(&crowd(35_000), Reason::LargeCrowd),
+            (Algorithm::Sap, Reason::Crowded)
+        );
+        // A large crowd thinning out leaves at the crowd's own band (6 pairs a proxy).
+        let thinner = SceneMeasures {
+            pairs_per_proxy: 7.0,
+            ..crowd(100_000)
+        };
+        assert_eq!(
+            choose(&thinner, Reason::LargeCrowd),
+            (Algorithm::Grid, Reason::LargeCrowd)
+        );
+        assert_eq!(
+            choose(&thinner, Reason::Moving),
+            (Algorithm::Abp, Reason::Moving)
+        );
+    }
 }
