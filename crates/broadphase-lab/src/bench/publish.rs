@@ -17,7 +17,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::bench::report::{self, SummaryRow};
-use crate::bench::{BenchError, BenchReport};
+use crate::bench::{BenchError, BenchReport, PeerKind};
 
 /// The folder, under the root, of the run's files and charts.
 pub const BENCH_DIR: &str = "docs/bench";
@@ -59,8 +59,26 @@ pub fn replace_between(text: &str, open: &str, close: &str, with: &str) -> Optio
     Some(format!("{}{with}{}", &text[..start], &text[end..]))
 }
 
-/// The summary sentence: how our best compares with the best peer over the run's scenes.
-pub fn summary_sentence(rows: &[SummaryRow]) -> String {
+/// The peers a run timed, in words: "parry3d's BVH, in rapier's mode or exact, or broccoli"
+/// when all three ran.
+fn peers_in_words(peers: &[PeerKind]) -> String {
+    let rapier = peers.contains(&PeerKind::ParryRapier);
+    let exact = peers.contains(&PeerKind::ParryExact);
+    let mut words = Vec::new();
+    match (rapier, exact) {
+        (true, true) => words.push("parry3d's BVH, in rapier's mode or exact"),
+        (true, false) => words.push("parry3d's BVH, in rapier's mode"),
+        (false, true) => words.push("parry3d's BVH, exact"),
+        (false, false) => {}
+    }
+    if peers.contains(&PeerKind::Broccoli) {
+        words.push("broccoli");
+    }
+    words.join(", or ")
+}
+
+/// The summary sentence: how our best compares with the best of `peers` over the run's scenes.
+pub fn summary_sentence(rows: &[SummaryRow], peers: &[PeerKind]) -> String {
     let Some((lo, hi)) = report::ratio_range(rows) else {
         return "Run `bplab bench` with the peers to compare.".to_string();
     };
@@ -71,11 +89,11 @@ pub fn summary_sentence(rows: &[SummaryRow]) -> String {
     let threads = rows.iter().map(|r| r.threads).min().unwrap_or(1);
     format!(
         "On the {} scenes and sizes of the `bplab bench` run below ({threads} thread{}), the \
-         best of our algorithms took {median:.2}× the frame time of the fastest peer (parry3d's \
-         BVH, in rapier's mode or exact, or broccoli) at the median, {lo:.2}× to {hi:.2}× in \
-         all, and was the faster on {faster} of them.",
+         best of our algorithms took {median:.2}× the frame time of the fastest peer ({}) at \
+         the median, {lo:.2}× to {hi:.2}× in all, and was the faster on {faster} of them.",
         rows.len(),
         if threads == 1 { "" } else { "s" },
+        peers_in_words(peers),
     )
 }
 
@@ -132,8 +150,8 @@ pub fn publish(report: &BenchReport, root: &Path) -> Result<Vec<PathBuf>, BenchE
     })?;
     let rows = report::summary(report);
     let missing = || BenchError::Options(format!("{} lost its markers", readme.display()));
-    let text = replace_between(&text, SUMMARY.0, SUMMARY.1, &summary_sentence(&rows))
-        .ok_or_else(missing)?;
+    let sentence = summary_sentence(&rows, &report.options.peers);
+    let text = replace_between(&text, SUMMARY.0, SUMMARY.1, &sentence).ok_or_else(missing)?;
     let text = replace_between(&text, TABLE.0, TABLE.1, &readme_table(report, &rows))
         .ok_or_else(missing)?;
     write(&readme, &text)?;
@@ -167,6 +185,24 @@ mod tests {
             replace_between("none", "<!-- x -->", "<!-- /x -->", ""),
             None
         );
+    }
+
+    #[test]
+    fn the_summary_names_the_peers_that_ran() {
+        use PeerKind::{Broccoli, ParryExact, ParryRapier};
+        assert_eq!(
+            peers_in_words(&[ParryRapier, ParryExact, Broccoli]),
+            "parry3d's BVH, in rapier's mode or exact, or broccoli"
+        );
+        assert_eq!(
+            peers_in_words(&[ParryExact, ParryRapier]),
+            "parry3d's BVH, in rapier's mode or exact"
+        );
+        assert_eq!(
+            peers_in_words(&[Broccoli, ParryExact]),
+            "parry3d's BVH, exact, or broccoli"
+        );
+        assert_eq!(peers_in_words(&[Broccoli]), "broccoli");
     }
 
     #[test]
