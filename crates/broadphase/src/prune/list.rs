@@ -387,11 +387,13 @@ impl BoxList {
             if let Some(&id) = self.ids.get(r + RETAIN_AHEAD) {
                 ahead(id);
             }
-            let kept = keep(self.ids[r]);
-            // Copied whether kept or not (the next kept box overwrites a dropped one): no
-            // branch on `kept`, which is as unpredictable as the moves of a frame.
-            self.move_within(w, r);
-            if !kept {
+            // One branch on `kept`, which the caller of a dropped box needs anyway: a kept box
+            // is copied down, a dropped one is not copied at all. Where every box of the list
+            // changed (a scene where everything moves), nothing is copied.
+            if keep(self.ids[r]) {
+                self.move_within(w, r);
+                w += 1;
+            } else {
                 dropped_boxes(self.ids[r], self.tags[r]);
                 if !widest_left {
                     count += 1;
@@ -399,7 +401,6 @@ impl BoxList {
                         || width(self.min_x[r], self.max_x[r]) >= self.max_width;
                 }
             }
-            w += usize::from(kept);
         }
         self.truncate_keys(w);
         self.ids.truncate(w);
