@@ -31,7 +31,7 @@ pub struct PhasesArgs {
     #[arg(long, default_value_t = 40_000, value_parser = clap::value_parser!(u32).range(100..=4_000_000))]
     pub n: u32,
     /// Frames per phase.
-    #[arg(long, default_value_t = 40, value_parser = clap::value_parser!(u32).range(2..=10_000))]
+    #[arg(long, default_value_t = 80, value_parser = clap::value_parser!(u32).range(2..=10_000))]
     pub frames: u32,
     /// Algorithms, comma-separated; the first is the reference the others' events are
     /// checked against.
@@ -47,7 +47,7 @@ impl Default for PhasesArgs {
     fn default() -> Self {
         Self {
             n: 40_000,
-            frames: 40,
+            frames: 80,
             algos: vec![
                 Algorithm::Abp,
                 Algorithm::Sap,
@@ -329,10 +329,11 @@ mod tests {
     #[test]
     fn auto_follows_the_phases_and_every_algorithm_agrees() {
         let args = PhasesArgs {
-            // 40 frames a phase: enough for the rules' hold and a background build (16
-            // updates) after the spawn, and for the running mean to fall once asleep.
+            // 80 frames a phase: enough for the rules' hold and a background build (40
+            // updates at 40,000 proxies) after the spawn, and for the running mean to fall
+            // once asleep.
             n: 40_000,
-            frames: 40,
+            frames: 80,
             algos: vec![Algorithm::Abp, Algorithm::Auto],
             seed: 3,
         };

@@ -1,32 +1,42 @@
 //! Building [`Auto`](crate::Auto)'s next engine on another thread while the current one keeps
-//! serving, so that a switch costs a catch-up, not a build from scratch.
+//! serving, so that a switch costs about one update of the new engine, not a build from
+//! scratch.
 //!
 //! At the update that decides, the store is copied as a fresh engine's first update sees it
 //! (a snapshot) and the new engine is built from it on a thread of its own, its pairs (all of
 //! them created, at the snapshot) sorted there too. The current engine runs the next updates;
 //! each one's changed slots are noted, and the pair keys the current engine creates or
-//! deletes. A set number of updates after the snapshot (a count, not a clock, so that the
-//! switch falls on the same update on any machine, and the pairs' order after it too) the
-//! thread is joined, waiting for the build if it must, and the new engine
-//! runs that update on a copy of the store in which every slot changed since the snapshot is
-//! dirty and held as the snapshot held it: it catches up, reporting its pairs' changes since
-//! the snapshot. A key whose pair changed an odd number of times on one side and an even
-//! number on the other differs between the two engines, so it is this update's event:
-//! created if the new engine holds it now, deleted if not. Every other key agrees.
+//! deletes. At set updates before the switch (halfway there, then halfway through what is
+//! left, down to the update before it) the store is copied again as the new engine must see
+//! it to catch up with the changes since its last copy, and sent to the thread, which runs
+//! that update too: the new engine follows the scene a few updates behind, so that what is
+//! left for the switch is one update's changes (a catch-up of many updates' moves at once
+//! cost Sap many times a frame: each box swept past every box it had passed since). A set
+//! number of updates after the snapshot (a count, not a clock, so that the switch falls on
+//! the same update on any machine, and the pairs' order after it too) the thread is joined,
+//! waiting for it if it must, and the new engine runs that update on a copy of the store in
+//! which every slot changed since the last copy is dirty and held as the engine holds it: it
+//! catches up, and its pairs' changes since the snapshot are known. A key whose pair changed
+//! an odd number of times on one side and an even number on the other differs between the
+//! two engines, so it is this update's event: created if the new engine holds it now,
+//! deleted if not. Every other key agrees.
 
+use std::sync::mpsc::{self, Sender};
 use std::thread::JoinHandle;
 
 use crate::engine::{self, Engine, PairChanges, Store};
 use crate::pairs::cancel_common;
 use crate::{Algorithm, Config, Error};
 
-/// A new engine and what it found, built from the snapshot.
+/// A new engine and what it found, built from the snapshot and brought on by the copies it
+/// was sent.
 struct Built {
     engine: Box<dyn Engine>,
     /// Its pairs at the snapshot, sorted.
     pairs: Vec<u64>,
-    /// Per slot: whether it holds the slot.
-    held: Vec<bool>,
+    /// The pair keys it created or deleted since the snapshot (a key twice for a pair that
+    /// came and went).
+    toggled: Vec<u64>,
 }
 
 /// A new engine building from a snapshot, and what changed since.
@@ -36,8 +46,16 @@ pub(crate) struct Pending {
     taken_at: u64,
     /// The update at which the new engine goes in.
     due: u64,
+    /// The updates after which the thread is sent a copy of the store to catch up with,
+    /// soonest last.
+    stages: Vec<u64>,
+    /// Where those copies go: closed before the join, which ends the thread's work.
+    copies: Option<Sender<Store>>,
     build: JoinHandle<Result<Built, Error>>,
-    /// Slots changed since the snapshot, each once, and a flag per slot saying so.
+    /// Per slot: whether the new engine holds it, as of the last copy it was sent.
+    held: Vec<bool>,
+    /// Slots changed since that copy (or the snapshot), each once, and a flag per slot
+    /// saying so.
     changed: Vec<u32>,
     seen: Vec<bool>,
     /// The pair keys the running engine created or deleted since the snapshot (a key twice
@@ -59,28 +77,42 @@ impl Pending {
         after: u64,
     ) -> Result<Self, std::io::Error> {
         let snapshot = store.snapshot_for_build();
+        let held = (0..snapshot.slot_count())
+            .map(|s| snapshot.is_alive(s))
+            .collect();
         let mut engine = engine::boxed(algorithm, config);
+        let (copies, copies_in) = mpsc::channel::<Store>();
         let build = std::thread::Builder::new()
             .name("broadphase-auto-build".into())
             .spawn(move || {
                 let mut changes = PairChanges::default();
                 engine.update(&snapshot, &mut changes)?;
-                let mut pairs = changes.created;
+                drop(snapshot);
+                let mut pairs = std::mem::take(&mut changes.created);
                 pairs.sort_unstable();
-                let held = (0..snapshot.slot_count())
-                    .map(|s| snapshot.is_alive(s))
-                    .collect();
+                let mut toggled = Vec::new();
+                // Until the sender closes the channel, at the join.
+                for copy in copies_in {
+                    changes.clear();
+                    engine.update(&copy, &mut changes)?;
+                    toggled.extend(&changes.created);
+                    toggled.extend(&changes.deleted);
+                }
                 Ok(Built {
                     engine,
                     pairs,
-                    held,
+                    toggled,
                 })
             })?;
+        let after = after.max(1);
         Ok(Self {
             algorithm,
             taken_at: now,
-            due: now + after.max(1),
+            due: now + after,
+            stages: stages(now, after),
+            copies: Some(copies),
             build,
+            held,
             changed: Vec::new(),
             seen: Vec::new(),
             toggled: Vec::new(),
@@ -113,6 +145,30 @@ impl Pending {
         self.toggled.extend(&changes.deleted);
     }
 
+    /// At the updates set for it, after [`record`](Self::record): sends the thread a copy of
+    /// `store` as the new engine must see it to catch up with the changes since its last
+    /// copy (this update's included), so that it runs that update while the current engine
+    /// serves the next ones.
+    pub(crate) fn stage(&mut self, now: u64, store: &Store) {
+        if self.stages.last() != Some(&now) {
+            return;
+        }
+        self.stages.pop();
+        let copy = store.caught_up(&self.held, &self.changed);
+        self.held.resize(copy.slot_count(), false);
+        for &slot in copy.dirty() {
+            self.held[slot as usize] = copy.is_alive(slot as usize);
+        }
+        for &slot in &self.changed {
+            self.seen[slot as usize] = false;
+        }
+        self.changed.clear();
+        if let Some(copies) = &self.copies {
+            // A thread that stopped (its engine returned an error) is seen at the join.
+            let _ = copies.send(copy);
+        }
+    }
+
     /// Joins the build and brings the new engine up to date in this update (`store` as the
     /// driver hands it to the engine), filling `changes` with this update's events against
     /// the running engine's pairs at the last update. Returns the new engine, or `None` if
@@ -125,14 +181,24 @@ impl Pending {
         store: &Store,
         changes: &mut PairChanges,
     ) -> Result<Option<Box<dyn Engine>>, Error> {
-        let Ok(Ok(mut built)) = self.build.join() else {
+        let Pending {
+            copies,
+            build,
+            held,
+            changed,
+            toggled,
+            ..
+        } = self;
+        drop(copies);
+        let Ok(Ok(mut built)) = build.join() else {
             return Ok(None);
         };
-        let view = store.caught_up(&built.held, &self.changed);
+        let view = store.caught_up(&held, &changed);
         let mut caught = PairChanges::default();
         built.engine.update(&view, &mut caught)?;
-        let mut old = odd(self.toggled);
-        let mut new = caught.created;
+        let mut old = odd(toggled);
+        let mut new = built.toggled;
+        new.append(&mut caught.created);
         new.append(&mut caught.deleted);
         let mut new = odd(new);
         // What is left are the keys whose pair changed on one side only: the two engines
@@ -153,8 +219,27 @@ impl Pending {
 
     /// Heap bytes held on this side (the snapshot and the build are on the thread's).
     pub(crate) fn memory_bytes(&self) -> usize {
-        self.changed.capacity() * 4 + self.seen.capacity() + self.toggled.capacity() * 8
+        self.changed.capacity() * 4
+            + self.seen.capacity()
+            + self.held.capacity()
+            + self.toggled.capacity() * 8
     }
+}
+
+/// The updates at which a new engine started at update `now`, to go in `after` updates
+/// later, is sent a copy to catch up with, soonest last: halfway to the switch, then halfway
+/// through what is left, down to the update before it (for 16: 8, 12, 14 and 15 updates on).
+/// Each copy holds about as many updates' changes as the thread had time for since the last
+/// one, and the last leaves one update's changes for the switch.
+fn stages(now: u64, after: u64) -> Vec<u64> {
+    let mut stages = Vec::new();
+    let mut left = after / 2;
+    while left >= 1 {
+        stages.push(now + after - left);
+        left /= 2;
+    }
+    stages.reverse();
+    stages
 }
 
 /// The keys that occur an odd number of times in `keys`, sorted.
@@ -167,4 +252,19 @@ fn odd(mut keys: Vec<u64>) -> Vec<u64> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::stages;
+
+    #[test]
+    fn copies_go_halfway_then_halfway_through_what_is_left() {
+        // Popped from the end: soonest first.
+        assert_eq!(stages(10, 16), vec![25, 24, 22, 18]);
+        assert_eq!(stages(0, 40), vec![39, 38, 35, 30, 20]);
+        assert_eq!(stages(5, 3), vec![7]);
+        assert_eq!(stages(5, 2), vec![6]);
+        assert!(stages(5, 1).is_empty());
+    }
 }

@@ -52,11 +52,12 @@ use measure::Meter;
 /// too (the first was made blind to motion). The hold applies from the third.
 ///
 /// From [`AutoSettings::background_from`] proxies (4,000) and with threads, a switch builds
-/// the new engine on another thread from a snapshot while the current one keeps serving, and
-/// puts it in [`AutoSettings::build_updates`] updates later (16), catching up with the changes
-/// since in that update; smaller scenes, and broad phases without threads, build it in
-/// place in one update, which then costs about a first build of the new algorithm. `bplab
-/// run` and `bplab phases` show the switch frames.
+/// the new engine on another thread from a snapshot while the current one keeps serving,
+/// sends it the changes as it goes, and puts it in [`AutoSettings::build_updates`] updates
+/// later (16, or one per 1,000 proxies if more), catching up with that update's changes;
+/// smaller scenes, broad phases without threads, and an update that changes half the
+/// proxies or more build it in place in one update, which then costs about a first build of
+/// the new algorithm. `bplab run` and `bplab phases` show the switch frames.
 ///
 /// ```
 /// use broadphase::{Aabb, Algorithm, Auto, BroadPhase, Config, Figures, Pair, ProxyDesc};
@@ -147,10 +148,13 @@ pub struct AutoSettings {
     /// ([`Config::use_threads`]) every switch happens in place.
     pub background_from: usize,
     /// Updates between the one that starts a background build and the one that puts the new
-    /// engine in (at least 1): a count, not a clock, so that the switch (and the order of
-    /// `pairs()` after it) is the same on every machine. The build runs meanwhile on another
-    /// thread; if it has not finished by then, that update waits for it. At 60 updates a
-    /// second the default, 16, gives it a quarter of a second.
+    /// engine in (at least 1), or one per 1,000 proxies if that is more (at most 256): a
+    /// count, not a clock, so that the switch (and the order of `pairs()` after it) is the
+    /// same on every machine. The build runs meanwhile on another thread, and is sent the
+    /// changes as it goes (halfway there, then halfway through what is left), so that the
+    /// switch update catches up with one update's changes; if the thread is behind by then,
+    /// that update waits for it. At 60 updates a second the default, 16, gives a build of up
+    /// to 16,000 proxies a quarter of a second.
     pub build_updates: u32,
 }
 
@@ -166,6 +170,19 @@ impl Default for AutoSettings {
 
 /// The share of the proxies changed in one update from which a new choice is taken at once.
 const MASS_CHANGE: f32 = 0.5;
+
+/// Proxies per update of the time a background build is given, and the most updates that
+/// gives: a build grows with the proxies where a frame of a scene that mostly rests does not.
+/// `bplab phases` (40,000 proxies, most asleep, a switch to Sap): given 16 updates, the switch
+/// update waited 20 ms for the thread (the median frame is 2 ms); given 48, 1.4 ms.
+const BUILD_PROXIES_PER_UPDATE: usize = 1_000;
+const MOST_SCALED_BUILD_UPDATES: usize = 256;
+
+/// The updates a background build of `proxies` is given at least, whatever
+/// [`AutoSettings::build_updates`] says.
+fn scaled_build_updates(proxies: usize) -> u64 {
+    (proxies / BUILD_PROXIES_PER_UPDATE).min(MOST_SCALED_BUILD_UPDATES) as u64
+}
 
 /// [`Auto`]'s own figures ([`Figures::Auto`]): what it runs on, why, and the measures it
 /// chose from.
@@ -304,12 +321,17 @@ impl Engine for AutoEngine {
             self.reason = reason;
             return false;
         }
+        // A mass change (a level loaded, a spawn) is nearly a build for any engine: the new
+        // one is built in this update rather than the old one paying for it and the new one
+        // catching up with it later.
         let in_background = self.reason != Reason::NotChosen
+            && self.meter.measures.changed_now < MASS_CHANGE
             && self.config.use_threads()
             && store.len() >= self.settings.background_from;
         if in_background {
             let now = self.updates + 1;
-            let after = u64::from(self.settings.build_updates);
+            let after =
+                u64::from(self.settings.build_updates).max(scaled_build_updates(store.len()));
             if let Ok(pending) = Pending::start(store, choice, &self.config, now, after) {
                 self.pending = Some((pending, reason));
                 return false;
@@ -352,6 +374,7 @@ impl Engine for AutoEngine {
         self.inner.update(store, changes)?;
         if let Some((pending, _)) = &mut self.pending {
             pending.record(self.updates, store, changes);
+            pending.stage(self.updates, store);
         }
         Ok(())
     }

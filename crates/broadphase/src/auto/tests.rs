@@ -101,7 +101,7 @@ fn a_scene_that_comes_to_rest_switches_after_the_hold_and_not_before() {
 }
 
 #[test]
-fn a_mass_spawn_switches_at_once_in_place_or_in_the_background() {
+fn a_mass_spawn_switches_at_once_in_place() {
     for background in [false, true] {
         let mut settings = AutoSettings::default();
         if !background {
@@ -152,11 +152,9 @@ fn a_mass_spawn_switches_at_once_in_place_or_in_the_background() {
                 switched_at = Some(frame);
             }
         }
-        // In place at the spawn's update; in the background `build_updates` later (only
-        // with threads: without the `parallel` feature every switch is in place).
-        let threads = Config::default().use_threads();
-        let want_at = if background && threads { 16 } else { 0 };
-        assert_eq!(switched_at, Some(want_at), "background: {background}");
+        // In place at the spawn's update, with background builds allowed or not: the spawn
+        // changed more than half the proxies, which is nearly a build for any engine.
+        assert_eq!(switched_at, Some(0), "background: {background}");
         let f = figures(&bp);
         assert_eq!(
             (f.running, f.reason, f.switches),
