@@ -21,7 +21,7 @@
 //! two engines, so it is this update's event: created if the new engine holds it now,
 //! deleted if not. Every other key agrees.
 
-use std::sync::mpsc::{self, Sender};
+use std::sync::mpsc::{self, SyncSender};
 use std::thread::JoinHandle;
 
 use crate::engine::{self, Engine, PairChanges, Store};
@@ -49,8 +49,10 @@ pub(crate) struct Pending {
     /// The updates after which the thread is sent a copy of the store to catch up with,
     /// soonest last.
     stages: Vec<u64>,
-    /// Where those copies go: closed before the join, which ends the thread's work.
-    copies: Option<Sender<Store>>,
+    /// Where those copies go (one may wait while the thread runs another: a copy is the
+    /// whole store, so a thread that falls behind holds the sender back instead of piling
+    /// them up): closed before the join, which ends the thread's work.
+    copies: Option<SyncSender<Store>>,
     build: JoinHandle<Result<Built, Error>>,
     /// Per slot: whether the new engine holds it, as of the last copy it was sent.
     held: Vec<bool>,
@@ -81,7 +83,7 @@ impl Pending {
             .map(|s| snapshot.is_alive(s))
             .collect();
         let mut engine = engine::boxed(algorithm, config);
-        let (copies, copies_in) = mpsc::channel::<Store>();
+        let (copies, copies_in) = mpsc::sync_channel::<Store>(1);
         let build = std::thread::Builder::new()
             .name("broadphase-auto-build".into())
             .spawn(move || {
