@@ -52,7 +52,7 @@ pub(crate) struct Pending {
     /// Where those copies go (one may wait while the thread runs another: a copy is the
     /// whole store, so a thread that falls behind holds the sender back instead of piling
     /// them up): closed before the join, which ends the thread's work.
-    copies: Option<SyncSender<Store>>,
+    copies: SyncSender<Store>,
     build: JoinHandle<Result<Built, Error>>,
     /// Per slot: whether the new engine holds it, as of the last copy it was sent.
     held: Vec<bool>,
@@ -112,7 +112,7 @@ impl Pending {
             taken_at: now,
             due: now + after,
             stages: stages(now, after),
-            copies: Some(copies),
+            copies,
             build,
             held,
             changed: Vec::new(),
@@ -165,10 +165,8 @@ impl Pending {
             self.seen[slot as usize] = false;
         }
         self.changed.clear();
-        if let Some(copies) = &self.copies {
-            // A thread that stopped (its engine returned an error) is seen at the join.
-            let _ = copies.send(copy);
-        }
+        // A thread that stopped (its engine returned an error) is seen at the join.
+        let _ = self.copies.send(copy);
     }
 
     /// Joins the build and brings the new engine up to date in this update (`store` as the
