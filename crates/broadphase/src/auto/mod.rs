@@ -49,15 +49,18 @@ use measure::Meter;
 /// The first update chooses from what it can see (counts, the fixed share, the clustering
 /// index, and pairs estimated from the overlaps among a sample of the boxes) and takes the
 /// choice at once; motion is known from the second update on, whose choice is taken at once
-/// too (the first was made blind to motion). The hold applies from the third.
+/// too (the first was made blind to motion). The hold applies from the third, except to an
+/// update that changes half the proxies or more, or a quarter of them more than the running
+/// mean of the changed share (a spawn, a wake-up), whose choice is taken at once; the mean
+/// restarts at an update a quarter away from it either way (most bodies falling asleep too).
 ///
 /// From [`AutoSettings::background_from`] proxies (4,000) and with threads, a switch builds
 /// the new engine on another thread from a snapshot while the current one keeps serving,
 /// sends it the changes as it goes, and puts it in [`AutoSettings::build_updates`] updates
 /// later (16, or one per 1,000 proxies if more), catching up with that update's changes;
-/// smaller scenes, broad phases without threads, and an update that changes half the
-/// proxies or more build it in place in one update, which then costs about a first build of
-/// the new algorithm. `bplab run` and `bplab phases` show the switch frames.
+/// smaller scenes, broad phases without threads, and an update whose choice is taken at
+/// once for its changes build it in place in one update, which then costs about a first
+/// build of the new algorithm. `bplab run` and `bplab phases` show the switch frames.
 ///
 /// ```
 /// use broadphase::{Aabb, Algorithm, Auto, BroadPhase, Config, Figures, Pair, ProxyDesc};
@@ -292,7 +295,10 @@ impl AutoEngine {
             _ => 1,
         };
         self.candidate = Some((choice, reason, held));
-        if first || held >= self.settings.hold.max(1) || m.changed_now >= MASS_CHANGE {
+        // A mass change, or a step up in the share that changes (a spawn, a wake-up), takes
+        // the choice at once: the scene is not the one the held updates saw.
+        let at_once = m.changed_now >= MASS_CHANGE || self.meter.stepped_up();
+        if first || held >= self.settings.hold.max(1) || at_once {
             self.candidate = None;
             (choice, reason)
         } else {
@@ -323,9 +329,12 @@ impl Engine for AutoEngine {
         }
         // A mass change (a level loaded, a spawn) is nearly a build for any engine: the new
         // one is built in this update rather than the old one paying for it and the new one
-        // catching up with it later.
+        // catching up with it later. So is a step up in the share that changes: the old
+        // engine would take the arrivals or the wake-up in the structure the resting scene
+        // suited (`bplab phases`' spawn: QuadTree's first spawn update 15.6 ms).
         let in_background = self.reason != Reason::NotChosen
             && self.meter.measures.changed_now < MASS_CHANGE
+            && !self.meter.stepped_up()
             && self.config.use_threads()
             && store.len() >= self.settings.background_from;
         if in_background {
