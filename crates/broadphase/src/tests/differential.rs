@@ -239,7 +239,9 @@ fn grid_sorting_every_entry_every_update_matches_brute_force() {
 #[test]
 fn grid_with_small_cells_matches_brute_force() {
     // Cells smaller than most boxes: most boxes live on coarser levels, and the finer ones
-    // visit them; many boxes straddle buckets. Single-threaded, both schedules.
+    // visit them; many boxes straddle buckets. Single-threaded, both schedules, each with
+    // half a variant's cases (the slowest test of the suite with a whole variant each).
+    let half = testing::CheckOptions::scaled(150, 75, 4);
     for schedule in [broadphase::Schedule::Parity, broadphase::Schedule::All] {
         let settings = {
             let mut s = broadphase::GridSettings::default();
@@ -249,7 +251,7 @@ fn grid_with_small_cells_matches_brute_force() {
         };
         testing::check_algorithm_with(
             || grid(settings, Config::default().with_parallel(false)),
-            &grid_variant(),
+            &half,
         );
     }
 }
@@ -393,7 +395,8 @@ fn mbp_single_threaded_matches_brute_force() {
 fn mbp_with_tiny_derived_regions_and_cells_matches_brute_force() {
     // Regions of a few boxes each (up to 16 × 16 of them) cut into cells of a couple of
     // boxes: most boxes straddle regions and cells, so homes across regions, re-cuts and
-    // re-layouts are exercised everywhere.
+    // re-layouts are exercised everywhere. Half the suite's cases: the default Mbp runs the
+    // whole suite, and this variant's tiny cells make it the suite's slowest per case.
     let tuning = {
         let mut s = broadphase::MbpTuning::default();
         s.boxes_per_region = 4;
@@ -406,9 +409,10 @@ fn mbp_with_tiny_derived_regions_and_cells_matches_brute_force() {
         };
         s
     };
-    testing::check_algorithm(|| {
-        Box::new(broadphase::Mbp::with_tuning(Config::default(), tuning).expect("valid tuning"))
-    });
+    testing::check_algorithm_with(
+        || Box::new(broadphase::Mbp::with_tuning(Config::default(), tuning).expect("valid tuning")),
+        &testing::CheckOptions::scaled(1000, 500, 24),
+    );
 }
 
 #[test]
