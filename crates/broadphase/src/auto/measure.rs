@@ -24,9 +24,9 @@ const RESAMPLE_UPDATES: u64 = 16;
 /// A step in the changed share: an update whose share differs from the running mean by this
 /// much (a spawn, a wake-up, most bodies going to sleep) restarts the means at its own
 /// figures, rather than eight updates of smoothing carrying the scene that was. `bplab
-/// phases`: 16,000 dynamic boxes spawned into 24,000 fixed change 40% of the proxies in one
-/// update against a mean near 0; smoothed, the mean still said "resting" (under 15%) and
-/// chose Sap for a scene in which 40% move every update.
+/// phases`: 14,000 dynamic boxes spawned among 24,000 fixed and 2,000 moving ones change 40%
+/// of the proxies in one update against a mean of 5%; smoothed, the mean still said
+/// "resting" (under 15%) and chose Sap for a scene in which 40% move every update.
 const STEP: f32 = 0.25;
 
 /// The figures [`Auto`](crate::Auto) chooses from, as of its last update
