@@ -273,6 +273,13 @@ impl AutoEngine {
         self.inner.pair_lists().iter().map(|l| l.keys.len()).sum()
     }
 
+    /// Whether this update's changes make a new choice be taken at once and built in place:
+    /// a mass change, or a step up in the share that changes (a spawn, a wake-up). The scene
+    /// is not the one the held updates saw.
+    fn sudden_change(&self) -> bool {
+        self.meter.measures.changed_now >= MASS_CHANGE || self.meter.stepped_up()
+    }
+
     /// The algorithm to run this update on, and why: the pinned one, the rules' choice once
     /// it has held long enough, or the running one.
     fn decide(&mut self) -> (Algorithm, Reason) {
@@ -295,10 +302,7 @@ impl AutoEngine {
             _ => 1,
         };
         self.candidate = Some((choice, reason, held));
-        // A mass change, or a step up in the share that changes (a spawn, a wake-up), takes
-        // the choice at once: the scene is not the one the held updates saw.
-        let at_once = m.changed_now >= MASS_CHANGE || self.meter.stepped_up();
-        if first || held >= self.settings.hold.max(1) || at_once {
+        if first || held >= self.settings.hold.max(1) || self.sudden_change() {
             self.candidate = None;
             (choice, reason)
         } else {
@@ -333,8 +337,7 @@ impl Engine for AutoEngine {
         // engine would take the arrivals or the wake-up in the structure the resting scene
         // suited (`bplab phases`' spawn: QuadTree's first spawn update 15.6 ms).
         let in_background = self.reason != Reason::NotChosen
-            && self.meter.measures.changed_now < MASS_CHANGE
-            && !self.meter.stepped_up()
+            && !self.sudden_change()
             && self.config.use_threads()
             && store.len() >= self.settings.background_from;
         if in_background {

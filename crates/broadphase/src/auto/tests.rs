@@ -27,6 +27,16 @@ fn spread(bp: &mut Auto, rng: &mut SplitMix64, n: usize, fixed: impl Fn(usize) -
     }
 }
 
+/// The boxes and descriptions `bp` holds, slot by slot, to insert elsewhere.
+fn boxes_of(bp: &Auto) -> Vec<(Aabb, ProxyDesc)> {
+    (0..bp.len())
+        .map(|s| {
+            let id = bp.store().id_at(s);
+            (bp.aabb(id).expect("live"), bp.desc(id).expect("live"))
+        })
+        .collect()
+}
+
 /// Moves every `every`-th live proxy by a small step.
 fn stir(bp: &mut Auto, rng: &mut SplitMix64, every: usize) {
     let n = bp.len();
@@ -118,12 +128,7 @@ fn a_mass_spawn_switches_at_once_in_place() {
                     fixed: bool| {
             let mut fresh = Auto::with_settings(Config::default(), AutoSettings::default());
             spread(&mut fresh, rng, n, |_| fixed);
-            let items: Vec<_> = (0..fresh.len())
-                .map(|s| {
-                    let id = fresh.store().id_at(s);
-                    (fresh.aabb(id).expect("live"), fresh.desc(id).expect("live"))
-                })
-                .collect();
+            let items = boxes_of(&fresh);
             bp.insert_batch(&items).expect("valid");
             reference.insert_batch(&items).expect("valid");
         };
@@ -174,15 +179,7 @@ fn a_spawn_into_a_resting_level_switches_at_once() {
     let mut rng = SplitMix64::new(6);
     let mut source = Auto::new(Config::default());
     spread(&mut source, &mut rng, 40_000, |k| k < 24_000);
-    let items: Vec<_> = (0..source.len())
-        .map(|s| {
-            let id = source.store().id_at(s);
-            (
-                source.aabb(id).expect("live"),
-                source.desc(id).expect("live"),
-            )
-        })
-        .collect();
+    let items = boxes_of(&source);
     let (level, spawn) = items.split_at(24_000);
     let mut bp = Auto::new(Config::default());
     let mut reference = crate::Abp::new(Config::default());
