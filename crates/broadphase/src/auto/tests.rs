@@ -281,3 +281,42 @@ fn the_clustering_index_tells_clusters_from_an_even_spread() {
     let c = figures(&clusters).measures.clustering;
     assert!(c > 4.0, "ten clusters: {c}");
 }
+
+#[test]
+fn a_background_switch_goes_in_a_count_of_updates_after_its_snapshot() {
+    // 5,000 proxies (a background build from 4,000), a pin to Sap at update `decided`: the
+    // snapshot is the next update's store, and Sap goes in 16 updates after that one, on
+    // every machine however fast its thread; every update's events are Abp's.
+    let mut rng = SplitMix64::new(7);
+    let mut bp = Auto::new(Config::default());
+    spread(&mut bp, &mut rng, 5_000, |_| false);
+    let mut reference = crate::Abp::new(Config::default());
+    reference.insert_batch(&boxes_of(&bp)).expect("valid");
+    let decided = 3;
+    let mut switched_at = None;
+    for update in 0..30 {
+        if update > 0 {
+            stir(&mut bp, &mut rng, 2);
+            let moves: Vec<_> = (0..bp.len())
+                .map(|s| {
+                    let id = bp.store().id_at(s);
+                    (reference.store().id_at(s), bp.aabb(id).expect("live"))
+                })
+                .collect();
+            reference.set_aabbs(&moves).expect("valid");
+        }
+        if update == decided {
+            bp.pin(Some(Algorithm::Sap)).expect("not Auto");
+        }
+        let got = bp.update().expect("update").clone();
+        let want = reference.update().expect("update").clone();
+        assert_eq!(got, want, "update {update}");
+        bp.check_structure().expect("consistent");
+        if bp.running() == Algorithm::Sap && switched_at.is_none() {
+            switched_at = Some(update);
+        }
+    }
+    assert_eq!(switched_at, Some(decided + 1 + 16));
+    assert_eq!(figures(&bp).switches, 1);
+    assert_eq!(sorted(bp.pairs()), sorted(reference.pairs()));
+}
