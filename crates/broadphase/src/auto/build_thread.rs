@@ -7,10 +7,9 @@
 //! within a frame: it takes the time the caller's threads leave idle rather than theirs. At
 //! the normal priority the thread took a core whenever the running engine's threads woke to
 //! share a piece of work: on two cores, `bplab phases`' frames beside a build of Sap took up
-//! to 6 ms where they take 1.9. The thread also makes the memory of the snapshot ready before
-//! it is taken, and keeps each copy it has run for the next one to be written into: fresh
-//! memory costs a page fault per 4 KB on first touch, most of a copy's time (1.0 ms of a
-//! snapshot of 40,000 proxies, against 0.3 ms into touched memory).
+//! to 6 ms where they take 1.9. The thread hands back each copy of the store it has run, for
+//! the next one to be written into: fresh memory costs a page fault per 4 KB on first touch,
+//! most of a copy's time (40,000 proxies: 1.0 ms into fresh memory, 0.4 ms into touched).
 
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::Mutex;
@@ -33,20 +32,14 @@ pub(super) struct Running<T> {
 }
 
 impl BuildThread {
-    /// Starts the thread, which first makes an empty store with room for `slots` slots ready
-    /// ([`take_spare`](Self::take_spare)).
+    /// Starts the thread.
     ///
     /// # Errors
     /// When the operating system refuses the thread, or without the `parallel` feature (there
     /// is no build beside the caller's then: it switches in place).
-    pub(super) fn start(slots: usize) -> Result<Self, std::io::Error> {
+    pub(super) fn start() -> Result<Self, std::io::Error> {
         let (spare_sender, spares) = mpsc::sync_channel(1);
-        let thread = Self::with_pool(spares, spare_sender)?;
-        let send = thread.spare_sender.clone();
-        thread.spawn(move || {
-            let _ = send.try_send(Store::spare(slots));
-        });
-        Ok(thread)
+        Self::with_pool(spares, spare_sender)
     }
 
     #[cfg(feature = "parallel")]
@@ -79,16 +72,10 @@ impl BuildThread {
         drop(job);
     }
 
-    /// A store whose memory a copy may be written into: the one made ready at the start
-    /// (waited for if `wait`: it is a few hundred microseconds of the thread's), or the last
-    /// copy the thread ran; `None` if there is none yet.
-    pub(super) fn take_spare(&mut self, wait: bool) -> Option<Store> {
-        let spares = self.spares.get_mut().ok()?;
-        if wait {
-            spares.recv().ok()
-        } else {
-            spares.try_recv().ok()
-        }
+    /// A store whose memory a copy may be written into: the last copy the thread ran (or the
+    /// snapshot), if it has handed one back.
+    pub(super) fn take_spare(&mut self) -> Option<Store> {
+        self.spares.get_mut().ok()?.try_recv().ok()
     }
 
     /// Where the work hands back a store it has done with, for a later copy (it is dropped
@@ -141,11 +128,14 @@ mod tests {
 
     #[test]
     fn work_comes_back_and_a_panic_costs_only_its_result() {
-        let mut thread = BuildThread::start(1_000).expect("a thread");
-        let spare = thread
-            .take_spare(true)
-            .expect("the spare made at the start");
-        assert!(spare.is_empty());
+        let mut thread = BuildThread::start().expect("a thread");
+        assert!(thread.take_spare().is_none());
+        // A store handed back by the work is there for the next copy.
+        let send = thread.spare_sender();
+        let spare = Store::new(&crate::Config::default());
+        let sent = thread.launch(move || send.try_send(spare).is_ok());
+        assert_eq!(sent.join(), Some(true));
+        assert!(thread.take_spare().is_some_and(|s| s.is_empty()));
         assert_eq!(thread.launch(|| 6 * 7).join(), Some(42));
         let panicked: Running<u32> = thread.launch(|| panic!("a bug in an engine"));
         assert_eq!(panicked.join(), None);
@@ -163,7 +153,7 @@ mod tests {
             unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) }
         }
         let before = nice();
-        let thread = BuildThread::start(0).expect("a thread");
+        let thread = BuildThread::start().expect("a thread");
         assert_eq!(thread.launch(nice).join(), Some(19));
         assert_eq!(nice(), before);
     }

@@ -56,10 +56,10 @@ use measure::Meter;
 /// restarts at an update a quarter away from it either way (most bodies falling asleep too).
 ///
 /// From [`AutoSettings::background_from`] proxies (4,000) and with threads, a switch builds
-/// the new engine on a thread of its own, at the lowest priority, from a snapshot taken at
-/// the next update, while the current one keeps serving; sends it the changes as it goes,
-/// and puts it in [`AutoSettings::build_updates`] updates after the snapshot (16, or one
-/// per 1,000 proxies if more), catching up with the last two updates' changes;
+/// the new engine on a thread of its own, at the lowest priority, from a snapshot of the store
+/// as the deciding update finds it, while the current one keeps serving; sends it the changes
+/// as it goes, and puts it in [`AutoSettings::build_updates`] updates later (16, or one per
+/// 1,000 proxies if more), catching up with the last two updates' changes;
 /// smaller scenes, broad phases without threads, and an update whose choice is taken at
 /// once for its changes build it in place in one update, which then costs about a first
 /// build of the new algorithm. `bplab run` and `bplab phases` show the switch frames.
@@ -94,9 +94,8 @@ impl Auto {
 
     /// Runs on `algorithm` whatever the scene, or with `None`, chooses again. The switch is
     /// decided at the next update and made as every switch is: in that update, or from
-    /// [`AutoSettings::background_from`] proxies built in the background from the store of
-    /// the update after and put in [`AutoSettings::build_updates`] updates after that one.
-    /// For a caller that knows what comes (a
+    /// [`AutoSettings::background_from`] proxies built in the background and put in
+    /// [`AutoSettings::build_updates`] updates later. For a caller that knows what comes (a
     /// level about to stream in), and for tests that switch on purpose.
     ///
     /// ```
@@ -153,10 +152,10 @@ pub struct AutoSettings {
     /// a millisecond, and the switch happens in place. Without threads
     /// ([`Config::use_threads`]) every switch happens in place.
     pub background_from: usize,
-    /// Updates between the one whose store a background build starts from (the one after the
-    /// update that decided) and the one that puts the new engine in (at least 1), or one per
-    /// 1,000 proxies if that is more (at most 256): a count, not a clock, so that the switch
-    /// (and the order of `pairs()` after it) is the same on every machine. The build runs
+    /// Updates between the one that starts a background build and the one that puts the new
+    /// engine in (at least 1), or one per 1,000 proxies if that is more (at most 256): a
+    /// count, not a clock, so that the switch (and the order of `pairs()` after it) is the
+    /// same on every machine. The build runs
     /// meanwhile on a thread of its own at the lowest priority, and is sent the changes as it
     /// goes (halfway there, then halfway through what is left, down to two updates before),
     /// so that the switch update catches up with two updates' changes; if the thread is behind
@@ -326,9 +325,8 @@ impl Engine for AutoEngine {
         }
         let pairs = self.pair_count();
         self.meter.measure(store, pairs);
-        if let Some((pending, _)) = &mut self.pending {
+        if self.pending.is_some() {
             // One switch at a time: the next choice is made once this one is in.
-            pending.snapshot(self.updates + 1, store);
             return false;
         }
         let (choice, reason) = self.decide();

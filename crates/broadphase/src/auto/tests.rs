@@ -283,10 +283,10 @@ fn the_clustering_index_tells_clusters_from_an_even_spread() {
 }
 
 #[test]
-fn a_background_switch_goes_in_a_count_of_updates_after_its_snapshot() {
-    // 5,000 proxies (a background build from 4,000), a pin to Sap at update `decided`: the
-    // snapshot is the next update's store, and Sap goes in 16 updates after that one, on
-    // every machine however fast its thread; every update's events are Abp's.
+fn a_background_switch_goes_in_a_count_of_updates_after_it_is_decided() {
+    // 5,000 proxies (a background build from 4,000), a pin to Sap before update `decided`:
+    // the snapshot is that update's store, and Sap goes in 16 updates later, on every machine
+    // however fast its thread; every update's events are Abp's.
     let mut rng = SplitMix64::new(7);
     let mut bp = Auto::new(Config::default());
     spread(&mut bp, &mut rng, 5_000, |_| false);
@@ -316,7 +316,7 @@ fn a_background_switch_goes_in_a_count_of_updates_after_its_snapshot() {
             switched_at = Some(update);
         }
     }
-    assert_eq!(switched_at, Some(decided + 1 + 16));
+    assert_eq!(switched_at, Some(decided + 16));
     assert_eq!(figures(&bp).switches, 1);
     assert_eq!(sorted(bp.pairs()), sorted(reference.pairs()));
 }

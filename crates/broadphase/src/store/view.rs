@@ -5,7 +5,7 @@
 use std::sync::OnceLock;
 
 use super::{listing::Spare, scatter::Scatter, Store, DIRTY, WAS_IN};
-use crate::{Aabb, Config, PairEvents, ProxyDesc};
+use crate::{Config, PairEvents};
 
 impl Store {
     /// A copy of what engines read (boxes, descriptions, flags, what changed, the rules, the
@@ -49,32 +49,11 @@ impl Store {
         }
     }
 
-    /// An empty store whose lists have room for `slots` slots, every page of it touched, for
-    /// [`snapshot_for_build`](Self::snapshot_for_build) to copy into: made on another thread,
-    /// it takes the page faults off the copy.
-    pub(crate) fn spare(slots: usize) -> Store {
-        fn touched<T: Clone>(value: T, n: usize) -> Vec<T> {
-            let mut v = Vec::with_capacity(n);
-            // Written one by one (`vec![zero; n]` maps pages the kernel fills on first touch,
-            // which would leave the faults to the copy).
-            v.resize(n, value);
-            v.clear();
-            v
-        }
-        let mut spare = Store::new(&Config::default());
-        spare.aabbs = touched(Aabb::new([1.0; 3], [1.0; 3]), slots);
-        spare.descs = touched(ProxyDesc::fixed(), slots);
-        spare.generations = touched(1, slots);
-        spare.flags = touched(1, slots);
-        spare.dirty = touched(1, slots);
-        spare
-    }
-
     /// A snapshot for building a fresh engine from: every proxy new to the structure, and the
     /// update begun (rules applied, proxies out of the world sorted out), as the driver hands
-    /// the store to an engine's first update. Written into `spare`'s memory if given.
-    pub(crate) fn snapshot_for_build(&self, spare: Option<Store>) -> Store {
-        let mut snap = self.engine_view(spare);
+    /// the store to an engine's first update.
+    pub(crate) fn snapshot_for_build(&self) -> Store {
+        let mut snap = self.engine_view(None);
         snap.forget_structure();
         snap.begin_update();
         snap
