@@ -155,12 +155,12 @@ pub struct AutoSettings {
     /// Updates between the one that starts a background build and the one that puts the new
     /// engine in (at least 1), or one per 1,000 proxies if that is more (at most 256): a
     /// count, not a clock, so that the switch (and the order of `pairs()` after it) is the
-    /// same on every machine. The build runs
-    /// meanwhile on a thread of its own at the lowest priority, and is sent the changes as it
-    /// goes (halfway there, then halfway through what is left, down to two updates before),
-    /// so that the switch update catches up with two updates' changes; if the thread is behind
-    /// by then, that update waits for it. At 60 updates a second the default, 16, gives a
-    /// build of up to 16,000 proxies a quarter of a second.
+    /// same on every machine. The build runs meanwhile on a thread of its own at the lowest
+    /// priority, and is sent the changes as it goes (halfway there, then halfway through what
+    /// is left, down to two updates before), so that the switch update catches up with two
+    /// updates' changes; if the thread is behind by then, that update waits for it. At 60
+    /// updates a second the default, 16, gives a build of up to 16,000 proxies a quarter of a
+    /// second.
     pub build_updates: u32,
 }
 
