@@ -126,6 +126,11 @@ struct BenchArgs {
     /// Frames of the verification pass before timing (every one checked).
     #[arg(long, value_parser = clap::value_parser!(u32).range(0..=100_000))]
     verify_frames: Option<u32>,
+    /// Seconds of timed frames each contender may spend in a cell (default 120): one past it
+    /// runs no further frame there, and the tables mark its figure with the frames it ran.
+    /// The reference (the first algorithm) always runs every frame.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    budget: Option<u32>,
     /// Seed of the scenes.
     #[arg(long)]
     seed: Option<u64>,
@@ -184,6 +189,9 @@ impl BenchArgs {
         set(self.repeats, &mut o.repeats);
         set(self.warmup, &mut o.warmup);
         set(self.verify_frames, &mut o.verify_frames);
+        if let Some(budget) = self.budget {
+            o.budget_s = f64::from(budget);
+        }
         if let Some(seed) = self.seed {
             o.seed = seed;
         }

@@ -32,6 +32,32 @@ fn tiny() -> BenchOptions {
 }
 
 #[test]
+fn a_contender_past_its_budget_runs_no_further_frame_in_the_cell() {
+    let _guard = one_at_a_time();
+    let mut opts = tiny();
+    opts.scenes = vec![SceneKind::Uniform];
+    opts.threads = vec![1];
+    opts.frames = 3;
+    opts.repeats = 2;
+    // A budget every frame exceeds: one frame each, but the reference runs them all.
+    opts.budget_s = 1e-12;
+    let report = bench::run(&opts).unwrap();
+    let cell = &report.cells[0];
+    for (c, k) in cell.contenders.iter().enumerate() {
+        let (frames, rounds) = if c == 0 { (6, 2) } else { (1, 1) };
+        assert_eq!(k.timed_frames, frames, "{}", k.name);
+        assert_eq!(k.round_ms.len(), rounds, "{}", k.name);
+        assert!(k.frame_ms.median > 0.0, "{}", k.name);
+    }
+    let md = report::markdown(&report);
+    assert!(md.contains("(1 frame)") && md.contains("checked on the verification pass only"));
+    assert!(!md.contains("(6 frames)"), "the reference ran every frame");
+
+    opts.budget_s = 0.0;
+    assert!(bench::run(&opts).is_err(), "a budget of 0 s is refused");
+}
+
+#[test]
 fn a_tiny_quick_matrix_runs_and_writes_every_file() {
     let _guard = one_at_a_time();
     let opts = tiny();
@@ -46,6 +72,7 @@ fn a_tiny_quick_matrix_runs_and_writes_every_file() {
         assert!(cell.pairs > 0, "{}", cell.scene);
         for k in &cell.contenders {
             assert_eq!(k.round_ms.len(), 2);
+            assert_eq!(k.timed_frames, 4, "{}", k.name);
             assert!(k.frame_ms.min <= k.frame_ms.median && k.frame_ms.median <= k.frame_ms.max);
             let m = k
                 .memory

@@ -236,6 +236,7 @@ mod tests {
             peer,
             build_ms: 1.0,
             round_ms: rounds.to_vec(),
+            timed_frames: 3,
             frame_ms: Spread::of(&rounds),
             memory: None,
             note: None,

@@ -74,6 +74,11 @@ pub struct BenchOptions {
     pub warmup: usize,
     /// Frames of the verification pass, every one checked.
     pub verify_frames: usize,
+    /// Seconds of timed frames each contender may spend in a cell: one past it runs no
+    /// further frame there (at least one is timed). The reference, the first algorithm,
+    /// always runs every frame, since the last one is checked against it.
+    #[serde(default = "default_budget")]
+    pub budget_s: f64,
     /// The scenes' seed.
     pub seed: u64,
     /// The scene of the frame-time-against-N chart.
@@ -100,6 +105,7 @@ impl BenchOptions {
             repeats: 5,
             warmup: 2,
             verify_frames: 5,
+            budget_s: DEFAULT_BUDGET_S,
             seed: 1,
             plot_scene: SceneKind::Uniform,
             progress: true,
@@ -144,6 +150,9 @@ impl BenchOptions {
         if self.frames == 0 || self.repeats == 0 {
             return bad("--frames and --repeats must be at least 1");
         }
+        if !(self.budget_s.is_finite() && self.budget_s > 0.0) {
+            return bad("--budget: a number of seconds above 0");
+        }
         if self.sizes.iter().any(|&n| n == 0 || n > MAX_SIZE) {
             return bad(&format!("--sizes: each from 1 to {MAX_SIZE}"));
         }
@@ -179,6 +188,15 @@ impl BenchOptions {
 
 /// The largest scene a bench accepts.
 pub const MAX_SIZE: usize = 16_777_216;
+
+/// Seconds of timed frames a contender may spend in one cell by default: two minutes, so
+/// that a peer whose frames take minutes (parry's tree on `teleport` at a million boxes)
+/// costs the run a few of them rather than hours, while every other cell runs in full.
+pub const DEFAULT_BUDGET_S: f64 = 120.0;
+
+fn default_budget() -> f64 {
+    DEFAULT_BUDGET_S
+}
 
 /// Every peer when the `peers` feature is on, else none.
 pub fn default_peers() -> Vec<PeerKind> {
@@ -324,8 +342,13 @@ pub struct ContenderResult {
     pub peer: bool,
     /// Building it from the scene's boxes (and its first pairs), in milliseconds.
     pub build_ms: f64,
-    /// Time per frame of each round, in milliseconds, in round order.
+    /// Time per frame of each round, in milliseconds, in round order (fewer rounds, the
+    /// last one shorter, where the contender ran out of its budget).
     pub round_ms: Vec<f64>,
+    /// Frames timed: `frames × repeats`, or fewer where the contender ran out of its budget
+    /// in the cell (its pairs then were checked on the verification pass only).
+    #[serde(default)]
+    pub timed_frames: usize,
     /// The spread of `round_ms`.
     pub frame_ms: Spread,
     /// What it holds, when the counting allocator is installed.

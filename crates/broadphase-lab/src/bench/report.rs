@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use crate::bench::{BenchError, BenchReport, CellResult, ContenderResult};
+use crate::bench::{BenchError, BenchOptions, BenchReport, CellResult, ContenderResult};
 
 /// The best peer of a cell's scene and size: the fastest (lowest median) peer in the cell of
 /// that scene and size where the peers ran, as `(name, median ms per frame)`.
@@ -45,12 +45,18 @@ fn opt(v: Option<f64>, digits: usize) -> String {
     v.map_or_else(String::new, |v| format!("{v:.digits$}"))
 }
 
+/// Whether `k` ran out of its budget before the end of its rounds. Reports written before
+/// the budget existed say 0 frames: they ran every frame.
+fn cut_short(o: &BenchOptions, k: &ContenderResult) -> bool {
+    k.timed_frames > 0 && k.timed_frames < o.frames * o.repeats
+}
+
 /// One row per cell and contender, with a header.
 pub fn csv(report: &BenchReport) -> String {
     let mut out = String::from(
         "scene,n,threads,pairs,contender,peer,median_ms,min_ms,max_ms,q1_ms,q3_ms,build_ms,\
          ratio_to_best_peer,steady_bytes,peak_bytes,steady_per_proxy,peak_per_proxy,\
-         steady_per_pair,peak_per_pair\n",
+         steady_per_pair,peak_per_pair,timed_frames\n",
     );
     for cell in &report.cells {
         for k in &cell.contenders {
@@ -58,7 +64,7 @@ pub fn csv(report: &BenchReport) -> String {
             let m = k.memory.as_ref();
             let _ = writeln!(
                 out,
-                "{},{},{},{},{},{},{:.6},{:.6},{:.6},{:.6},{:.6},{:.3},{},{},{},{},{},{},{}",
+                "{},{},{},{},{},{},{:.6},{:.6},{:.6},{:.6},{:.6},{:.3},{},{},{},{},{},{},{},{}",
                 cell.scene,
                 cell.n,
                 cell.threads,
@@ -78,6 +84,7 @@ pub fn csv(report: &BenchReport) -> String {
                 opt(m.map(|m| m.peak_per_proxy), 2),
                 opt(m.and_then(|m| m.steady_per_pair), 2),
                 opt(m.and_then(|m| m.peak_per_pair), 2),
+                k.timed_frames,
             );
         }
     }
@@ -377,7 +384,22 @@ pub fn markdown_with_charts(report: &BenchReport, charts: Option<&str>) -> Strin
     out += "Milliseconds per frame: the median round ± half its min–max spread; ×r is the \
             median over the best peer's for the same scene and size (below 1 is faster). \
             Peers are single-threaded and run in the cell with the fewest threads. Every \
-            contender's pairs were checked against the first algorithm's.\n\n";
+            contender's pairs were checked against the first algorithm's.";
+    if report
+        .cells
+        .iter()
+        .any(|c| c.contenders.iter().any(|k| cut_short(o, k)))
+    {
+        let _ = write!(
+            out,
+            " A figure marked (n frames) is a contender that used its {} s of timed frames in \
+             the cell before the end of its rounds: it ran no further frame there, its figure \
+             is over the frames it ran, and its pairs were checked on the verification pass \
+             only.",
+            o.budget_s
+        );
+    }
+    out += "\n\n";
     let names = contender_names(report);
     let mut header: Vec<String> = ["scene", "boxes", "threads", "pairs"]
         .iter()
@@ -389,6 +411,10 @@ pub fn markdown_with_charts(report: &BenchReport, charts: Option<&str>) -> Strin
         let mut text = format!("{} ± {}", ms(s.median), ms((s.max - s.min) / 2.0));
         if let (false, Some(r)) = (k.peer, ratio(report, c, k)) {
             let _ = write!(text, " ×{r:.2}");
+        }
+        if cut_short(o, k) {
+            let plural = if k.timed_frames == 1 { "" } else { "s" };
+            let _ = write!(text, " ({} frame{plural})", k.timed_frames);
         }
         text
     });

@@ -2,7 +2,7 @@
 //! rounds on the same frames, and read their memory.
 
 use std::hint::black_box;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::bench::check::{Checker, Mismatch};
 use crate::bench::contender::{Contender, ContenderKind, Reported};
@@ -99,6 +99,40 @@ pub fn run_cell(
         })
 }
 
+/// The timed seconds each contender may spend in a cell, and what each has spent.
+struct Budget {
+    limit: Duration,
+    used: Vec<Duration>,
+    /// Frames timed per contender.
+    frames: Vec<usize>,
+}
+
+impl Budget {
+    fn new(contenders: usize, seconds: f64) -> Self {
+        Self {
+            limit: Duration::try_from_secs_f64(seconds).unwrap_or(Duration::MAX),
+            used: vec![Duration::ZERO; contenders],
+            frames: vec![0; contenders],
+        }
+    }
+
+    /// Whether contender `c` has used its budget. Never for the reference (contender 0),
+    /// which every other contender's last frame is checked against.
+    fn spent(&self, c: usize) -> bool {
+        self.spent_with(c, Duration::ZERO)
+    }
+
+    /// [`Self::spent`] once `more` is added to what `c` has used.
+    fn spent_with(&self, c: usize, more: Duration) -> bool {
+        c > 0 && self.used[c].saturating_add(more) > self.limit
+    }
+
+    fn charge(&mut self, c: usize, time: Duration, frames: usize) {
+        self.used[c] = self.used[c].saturating_add(time);
+        self.frames[c] += frames;
+    }
+}
+
 fn run_in_pool(
     cell: &Cell,
     opts: &BenchOptions,
@@ -144,6 +178,7 @@ fn run_in_pool(
     let mut round_ms = vec![Vec::with_capacity(opts.repeats); kinds.len()];
     let mut batch: Vec<Frame> = Vec::with_capacity(opts.frames);
     let mut current_round = None;
+    let mut budget = Budget::new(kinds.len(), opts.budget_s);
     for (round, c) in schedule(kinds.len(), opts.repeats) {
         if current_round != Some(round) {
             // One round's frames, stepped once and replayed to every contender.
@@ -154,23 +189,39 @@ fn run_in_pool(
             }
             current_round = Some(round);
         }
+        if budget.spent(c) {
+            progress.tick();
+            continue;
+        }
         let contender = &mut built[c];
         meters[c].round_start();
         let t = Instant::now();
         let mut figure = 0;
+        let mut ran = 0;
         for frame in &batch {
             figure += contender.frame(frame)?;
+            ran += 1;
+            if budget.spent_with(c, t.elapsed()) {
+                break;
+            }
         }
         let elapsed = t.elapsed();
         meters[c].round_end();
         black_box(figure);
-        round_ms[c].push(elapsed.as_secs_f64() * 1e3 / opts.frames as f64);
+        budget.charge(c, elapsed, ran);
+        round_ms[c].push(elapsed.as_secs_f64() * 1e3 / ran as f64);
         progress.tick();
     }
 
-    // The last timed frame, checked for every exact contender.
-    let reports: Vec<Reported> = built.iter().map(|c| c.reported()).collect();
-    checker.observe_reports(&reports, &names, true)?;
+    // The last timed frame, checked for every exact contender that ran every frame (the
+    // reference always does).
+    let all = opts.frames * opts.repeats;
+    let complete: Vec<usize> = (0..kinds.len())
+        .filter(|&c| budget.frames[c] == all)
+        .collect();
+    let reports: Vec<Reported> = complete.iter().map(|&c| built[c].reported()).collect();
+    let checked: Vec<&str> = complete.iter().map(|&c| names[c]).collect();
+    checker.observe_reports(&reports, &checked, true)?;
     let pairs = match reports.first() {
         Some(Reported::Exact(p)) => p.len(),
         _ => 0,
@@ -184,6 +235,7 @@ fn run_in_pool(
             build_ms: build_ms[c],
             frame_ms: Spread::of(&round_ms[c]),
             round_ms: std::mem::take(&mut round_ms[c]),
+            timed_frames: budget.frames[c],
             memory: meters[c].memory(cell.n, pairs),
             note: built[c].note(),
         })
