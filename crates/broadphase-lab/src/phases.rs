@@ -8,10 +8,13 @@
 //!    update, then every dynamic box moving;
 //! 3. **asleep**: nine in ten dynamic boxes go to sleep (stop moving) and stay asleep.
 //!
-//! Every algorithm runs the same frames; their events are checked against the first
-//! algorithm's at every frame (by object, so ids may differ). The table gives each phase's
-//! median frame time per algorithm and its first frame (where the spawn lands, and where a
-//! switch may be), and what `Auto` ran on in each phase.
+//! Every algorithm runs the same frames, `--repeats` times, the algorithms interleaved;
+//! every run's events are checked against the first algorithm's first run at every frame (by
+//! object, so ids may differ). Each frame's time is its median over the runs: a frame that
+//! another process slowed in one run does not pass for a switch's cost, while a switch,
+//! which falls on the same update in every run, keeps its own. The table gives each
+//! phase's median frame per algorithm, its first frame (where the spawn lands, and where a
+//! switch may be) and its slowest, and what `Auto` ran on in each phase.
 
 use std::fmt::Write as _;
 use std::process::ExitCode;
@@ -40,6 +43,9 @@ pub struct PhasesArgs {
     /// Seed of the boxes and their motion.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Runs of every algorithm, interleaved; each frame's time is its median over them.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1_000))]
+    pub repeats: u32,
 }
 
 impl Default for PhasesArgs {
@@ -55,6 +61,7 @@ impl Default for PhasesArgs {
                 Algorithm::Auto,
             ],
             seed: 1,
+            repeats: 5,
         }
     }
 }
@@ -244,28 +251,49 @@ fn run_one(algorithm: Algorithm, n: usize, frames: usize, seed: u64) -> Result<P
     Ok(run)
 }
 
-/// Runs every algorithm of `args` through the phases, and checks each one's events against
-/// the first's.
+/// Runs every algorithm of `args` through the phases `args.repeats` times, interleaved, and
+/// checks every run's events against the first algorithm's first run. Each frame's time is
+/// its median over the runs.
 ///
 /// # Errors
 /// A broad phase's error (a bug), or a mismatch, in words.
 pub fn run(args: &PhasesArgs) -> Result<Vec<PhaseRun>, String> {
     let (n, frames) = (args.n as usize, args.frames as usize);
-    let mut runs = Vec::new();
-    for &algorithm in &args.algos {
-        let run = run_one(algorithm, n, frames, args.seed).map_err(|e| e.to_string())?;
-        if let Some(first) = runs.first() {
-            let first: &PhaseRun = first;
-            if let Some(f) = (0..run.events.len()).find(|&f| run.events[f] != first.events[f]) {
-                return Err(format!(
-                    "{} and {} disagree on the events of frame {}",
-                    algorithm.cli_name(),
-                    first.algorithm.cli_name(),
-                    f + 1
-                ));
+    let mut runs: Vec<PhaseRun> = Vec::new();
+    // Per algorithm, phase and frame: the frame's time in each run.
+    let mut times: Vec<[Vec<Vec<f64>>; 3]> = Vec::new();
+    for _ in 0..args.repeats.max(1) {
+        for (a, &algorithm) in args.algos.iter().enumerate() {
+            let run = run_one(algorithm, n, frames, args.seed).map_err(|e| e.to_string())?;
+            if let Some(first) = runs.first() {
+                if let Some(f) = (0..run.events.len()).find(|&f| run.events[f] != first.events[f]) {
+                    return Err(format!(
+                        "{} and {} disagree on the events of frame {}",
+                        algorithm.cli_name(),
+                        first.algorithm.cli_name(),
+                        f + 1
+                    ));
+                }
+            }
+            if times.len() == a {
+                times.push(Default::default());
+            }
+            for (phase, ms) in run.frame_ms.iter().enumerate() {
+                let per_frame = &mut times[a][phase];
+                per_frame.resize(ms.len(), Vec::new());
+                for (f, &t) in ms.iter().enumerate() {
+                    per_frame[f].push(t);
+                }
+            }
+            if runs.len() == a {
+                runs.push(run);
             }
         }
-        runs.push(run);
+    }
+    for (run, times) in runs.iter_mut().zip(&times) {
+        for (phase, per_frame) in times.iter().enumerate() {
+            run.frame_ms[phase] = per_frame.iter().map(|t| percentile(t, 0.5)).collect();
+        }
     }
     Ok(runs)
 }
@@ -274,12 +302,16 @@ pub fn run(args: &PhasesArgs) -> Result<Vec<PhaseRun>, String> {
 /// first frame, its slowest frame, and what `Auto` ran on at its end.
 pub fn table(args: &PhasesArgs, runs: &[PhaseRun]) -> String {
     let mut out = format!(
-        "`bplab phases --n {} --frames {}`: {} boxes once the spawn has landed, {} frames a \
-         phase; milliseconds per frame (median / first / slowest), events checked against {}.\n\n",
+        "`bplab phases --n {} --frames {} --repeats {}`: {} boxes once the spawn has landed, {} \
+         frames a phase, {} runs of each algorithm, interleaved; milliseconds per frame, each \
+         frame's the median of its runs (the phase's median / first / slowest frame), events \
+         checked against {}.\n\n",
         args.n,
         args.frames,
+        args.repeats,
         args.n,
         args.frames,
+        args.repeats,
         runs.first().map_or("-", |r| r.algorithm.cli_name())
     );
     out += "| phase |";
@@ -336,6 +368,7 @@ mod tests {
             frames: 80,
             algos: vec![Algorithm::Abp, Algorithm::Auto],
             seed: 3,
+            repeats: 2,
         };
         let runs = run(&args).expect("the algorithms agree");
         let auto = &runs[1].auto;
@@ -345,7 +378,12 @@ mod tests {
         );
         assert!(auto[1].starts_with("abp"), "{auto:?}");
         assert!(auto[2].starts_with("sap"), "{auto:?}");
+        // Two runs each, interleaved, every frame timed in both.
+        assert!(runs
+            .iter()
+            .all(|r| r.frame_ms.iter().all(|ms| ms.len() == 80)));
         let table = table(&args, &runs);
         assert_eq!(table.lines().filter(|l| l.starts_with("| ")).count(), 4);
+        assert!(table.contains("--repeats 2"), "{table}");
     }
 }
