@@ -261,8 +261,8 @@ pub fn run(args: &PhasesArgs) -> Result<Vec<PhaseRun>, String> {
     let (n, frames) = (args.n as usize, args.frames as usize);
     let mut runs: Vec<PhaseRun> = Vec::new();
     // Per algorithm, phase and frame: the frame's time in each run.
-    let mut times: Vec<[Vec<Vec<f64>>; 3]> = Vec::new();
-    for _ in 0..args.repeats.max(1) {
+    let mut times: Vec<[Vec<Vec<f64>>; 3]> = vec![Default::default(); args.algos.len()];
+    for repeat in 0..args.repeats.max(1) {
         for (a, &algorithm) in args.algos.iter().enumerate() {
             let run = run_one(algorithm, n, frames, args.seed).map_err(|e| e.to_string())?;
             if let Some(first) = runs.first() {
@@ -275,9 +275,6 @@ pub fn run(args: &PhasesArgs) -> Result<Vec<PhaseRun>, String> {
                     ));
                 }
             }
-            if times.len() == a {
-                times.push(Default::default());
-            }
             for (phase, ms) in run.frame_ms.iter().enumerate() {
                 let per_frame = &mut times[a][phase];
                 per_frame.resize(ms.len(), Vec::new());
@@ -285,7 +282,7 @@ pub fn run(args: &PhasesArgs) -> Result<Vec<PhaseRun>, String> {
                     per_frame[f].push(t);
                 }
             }
-            if runs.len() == a {
+            if repeat == 0 {
                 runs.push(run);
             }
         }
