@@ -8,6 +8,7 @@ use std::ops::ControlFlow;
 
 use crate::engine::{pair_key, Engine, PairChanges};
 use crate::query::{self, Live, SpatialIndex};
+use crate::slack::Trim;
 use crate::store::Store;
 use crate::{
     Aabb, Algorithm, BroadPhase, CastHit, Config, Error, Layer, LayerMask, Obb, Pair, PairEvents,
@@ -34,6 +35,8 @@ pub struct Driver<E> {
     pub(crate) engine: E,
     /// The engine's lists of the update in progress, kept for their memory.
     changes: PairChanges,
+    /// When the lists of `changes` give their memory back.
+    changes_trims: [Trim; 2],
     /// After an engine was replaced: the sorted keys of the pairs at the last update, which
     /// the fresh engine's first update is diffed against.
     before: Option<Vec<u64>>,
@@ -48,6 +51,7 @@ impl<E: Engine> Driver<E> {
             store: Store::new(config),
             engine,
             changes: PairChanges::default(),
+            changes_trims: [Trim::default(); 2],
             before: None,
         }
     }
@@ -90,6 +94,7 @@ impl<E: Engine> Driver<E> {
             store: self.store,
             engine,
             changes: self.changes,
+            changes_trims: self.changes_trims,
             before: self.before,
         }
     }
@@ -223,7 +228,7 @@ impl<E: Engine> BroadPhase for Driver<E> {
             self.hand_over();
         }
         self.store.begin_update();
-        self.changes.clear();
+        self.changes.clear_trimmed(&mut self.changes_trims);
         self.engine.update(&self.store, &mut self.changes)?;
         if let Some(before) = self.before.take() {
             self.changes.rebase(&before);

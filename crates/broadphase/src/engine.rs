@@ -135,6 +135,14 @@ impl PairChanges {
         self.tests = 0;
     }
 
+    /// [`PairChanges::clear`] for lists kept from one update to the next, which give their
+    /// memory back after updates that use a small part of it ([`Trim`](crate::slack::Trim)).
+    pub(crate) fn clear_trimmed(&mut self, trims: &mut [crate::slack::Trim; 2]) {
+        trims[0].clear(&mut self.created);
+        trims[1].clear(&mut self.deleted);
+        self.tests = 0;
+    }
+
     /// Heap bytes held.
     pub(crate) fn memory_bytes(&self) -> usize {
         (self.created.capacity() + self.deleted.capacity()) * 8

@@ -1,5 +1,6 @@
 //! What changed between two updates.
 
+use crate::slack::Trim;
 use crate::{Pair, ProxyDesc, ProxyId};
 
 /// The pairs created and deleted by one [`update`](crate::BroadPhase::update), each list sorted
@@ -74,10 +75,17 @@ impl PairEvents {
         self.created.is_empty() && self.deleted.is_empty()
     }
 
-    pub(crate) fn clear(&mut self) {
-        self.created.clear();
-        self.deleted.clear();
-        self.removed.clear();
+    /// Empties the lists for the next update ([`Trim`]: the store keeps one per list).
+    pub(crate) fn clear(&mut self, trims: &mut [Trim; 3]) {
+        trims[0].clear(&mut self.created);
+        trims[1].clear(&mut self.deleted);
+        trims[2].clear(&mut self.removed);
+    }
+
+    /// Heap bytes held.
+    pub(crate) fn memory_bytes(&self) -> usize {
+        (self.created.capacity() + self.deleted.capacity()) * size_of::<Pair>()
+            + self.removed.capacity() * size_of::<(ProxyId, ProxyDesc)>()
     }
 
     /// Sorts both lists: the contract's order. On two threads when `parallel` and both are

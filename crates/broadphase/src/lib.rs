@@ -105,6 +105,7 @@ mod query;
 mod radix;
 mod sap;
 mod simd;
+mod slack;
 #[cfg(any(test, feature = "testing"))]
 mod split_mix;
 mod stats;

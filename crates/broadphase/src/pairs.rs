@@ -109,6 +109,60 @@ pub(crate) fn diff_pairs(
     );
 }
 
+/// [`diff_pairs`] in place: `pairs` (last update's keys, sorted) becomes this update's, with
+/// no second list. Every key of `found` has a changed proxy, so the pairs that stay without
+/// being found again (both proxies unchanged) and those found are apart: the first are
+/// compacted in place while the two lists are diffed, then `found` is merged in from the back.
+/// A cell keeps one list of pairs instead of two (8 bytes a pair).
+pub(crate) fn diff_pairs_in_place(
+    pairs: &mut Vec<u64>,
+    found: &[u64],
+    changed: impl Fn(u32) -> bool,
+    created: &mut Vec<u64>,
+    deleted: &mut Vec<u64>,
+) {
+    let mut kept = 0;
+    let mut j = 0;
+    for i in 0..pairs.len() {
+        let o = pairs[i];
+        while let Some(&f) = found.get(j).filter(|&&f| f < o) {
+            created.push(f);
+            j += 1;
+        }
+        if found.get(j) == Some(&o) {
+            // Found again: it comes back with `found`.
+            j += 1;
+            continue;
+        }
+        let (a, b) = key_slots(o);
+        if changed(a) || changed(b) {
+            deleted.push(o);
+        } else {
+            pairs[kept] = o;
+            kept += 1;
+        }
+    }
+    created.extend_from_slice(&found[j..]);
+    pairs.truncate(kept);
+    crate::slack::grow(pairs, found.len());
+    pairs.resize(kept + found.len(), 0);
+    let (mut i, mut j, mut w) = (kept, found.len(), kept + found.len());
+    while j > 0 {
+        w -= 1;
+        if i > 0 && pairs[i - 1] > found[j - 1] {
+            i -= 1;
+            pairs[w] = pairs[i];
+        } else {
+            j -= 1;
+            debug_assert!(
+                i == 0 || pairs[i - 1] != found[j],
+                "a found pair has a changed proxy"
+            );
+            pairs[w] = found[j];
+        }
+    }
+}
+
 /// [`diff_pairs`] for lists whose keys are in another order than pair keys (any order that is
 /// the same from one update to the next): `slots` gives a key's two slots. The candidates come
 /// out as pair keys. `found` may be made while it is read (Grid reads its bit rows so).
@@ -149,6 +203,49 @@ pub(crate) fn diff_pairs_by(
             created.push(pair_key(a, b));
             out.push(f);
             f = next();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// In place or into a second list, the diff gives the same pairs, created and deleted:
+        /// old pairs of changed and unchanged proxies, found again or not, and new ones.
+        #[test]
+        fn the_diff_in_place_matches_the_diff_into_a_list(
+            old in prop::collection::btree_set((0u32..30, 0u32..30), 0..80),
+            found in prop::collection::btree_set((0u32..30, 0u32..30), 0..80),
+            changed in prop::collection::vec(any::<bool>(), 30),
+        ) {
+            let keys = |s: &std::collections::BTreeSet<(u32, u32)>| {
+                let mut k: Vec<u64> =
+                    s.iter().filter(|(a, b)| a != b).map(|&(a, b)| pair_key(a, b)).collect();
+                k.sort_unstable();
+                k.dedup();
+                k
+            };
+            let is_changed = |s: u32| changed[s as usize];
+            let old = keys(&old);
+            // Every found pair has a changed proxy.
+            let found: Vec<u64> = keys(&found)
+                .into_iter()
+                .filter(|&k| {
+                    let (a, b) = key_slots(k);
+                    is_changed(a) || is_changed(b)
+                })
+                .collect();
+            let (mut out, mut created, mut deleted) = (Vec::new(), Vec::new(), Vec::new());
+            diff_pairs(&old, &found, is_changed, &mut out, &mut created, &mut deleted);
+            let mut pairs = old.clone();
+            let (mut created2, mut deleted2) = (Vec::new(), Vec::new());
+            diff_pairs_in_place(&mut pairs, &found, is_changed, &mut created2, &mut deleted2);
+            prop_assert_eq!(pairs, out);
+            prop_assert_eq!(created2, created);
+            prop_assert_eq!(deleted2, deleted);
         }
     }
 }

@@ -6,6 +6,7 @@
 
 use crate::prefetch::prefetch_tail;
 use crate::prune::EncodedBox;
+use crate::slack::Trim;
 
 use super::Cells;
 
@@ -28,12 +29,28 @@ pub(super) struct Chunk {
     pub(super) fixed: Vec<Vec<Arrival>>,
     marked: Vec<bool>,
     touched: Vec<u32>,
+    /// Arrivals of the last binning, and the most of one binning since the inboxes were
+    /// last released: about the room they hold.
+    arrivals: usize,
+    peak: usize,
+    trim: Trim,
 }
 
 impl Chunk {
     /// Empties the inboxes of the last binning and sizes them for `cells` cells.
+    ///
+    /// The inboxes keep their memory from one binning to the next, unless binnings keep
+    /// bringing far fewer arrivals than they have room for ([`Trim`]): after the first update,
+    /// which bins every box, most boxes that move stay in their cells and few arrive (at
+    /// 100,000 boxes moving, inboxes kept from the first update were 65 bytes a box).
     pub(super) fn reset(&mut self, cells: usize) {
-        if self.dynamic.len() != cells {
+        let last = std::mem::take(&mut self.arrivals);
+        self.peak = self.peak.max(last);
+        let release = self
+            .trim
+            .count(last, self.peak, size_of::<Arrival>())
+            .is_some();
+        if self.dynamic.len() != cells || release {
             self.clear();
             self.dynamic.resize_with(cells, Vec::new);
             self.fixed.resize_with(cells, Vec::new);
@@ -49,12 +66,15 @@ impl Chunk {
         self.touched.clear();
     }
 
-    /// Drops everything (cell indices changed).
+    /// Drops everything (cell indices changed, or the inboxes are released).
     pub(super) fn clear(&mut self) {
         self.dynamic.clear();
         self.fixed.clear();
         self.marked.clear();
         self.touched.clear();
+        self.arrivals = 0;
+        self.peak = 0;
+        self.trim = Trim::default();
     }
 
     /// The arrivals of cell `c`.
@@ -81,6 +101,7 @@ impl BinSink<'_> {
     #[inline(always)]
     pub(crate) fn push(&mut self, cell: usize, arrival: Arrival, fixed: bool) {
         let chunk = &mut *self.chunk;
+        chunk.arrivals += 1;
         if !chunk.marked[cell] {
             chunk.marked[cell] = true;
             chunk.touched.push(cell as u32);

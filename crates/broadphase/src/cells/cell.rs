@@ -4,6 +4,7 @@
 use std::ops::ControlFlow;
 
 use crate::prune::{BoxList, EncodedBox};
+use crate::slack::Trim;
 use crate::Aabb;
 
 /// One cell: its fixed and dynamic boxes, each sorted on the sweep axis, and the pairs it
@@ -19,16 +20,13 @@ pub(crate) struct Cell {
     pub axes: [usize; 3],
     pub fixed: BoxList,
     pub dynamic: BoxList,
-    /// This update's arrivals, sorted.
-    pub(super) moved_fixed: BoxList,
-    pub(super) moved_dynamic: BoxList,
-    /// Keys of the pairs this cell reports, sorted; and the spare list they are merged
-    /// into.
+    /// Keys of the pairs this cell reports, sorted.
     pub(super) pairs: Vec<u64>,
-    pub(super) spare: Vec<u64>,
     /// This update's candidate created and deleted pair keys.
     pub(super) created: Vec<u64>,
     pub(super) deleted: Vec<u64>,
+    /// When those lists give their memory back (emptied once gathered).
+    pub(super) trims: [Trim; 2],
     /// Candidates tested this update.
     pub(super) tests: u64,
     /// A box holding every box of the cell, kept when the owner asks
@@ -64,13 +62,7 @@ impl Cell {
     pub(crate) fn memory_bytes(&self) -> usize {
         self.fixed.memory_bytes()
             + self.dynamic.memory_bytes()
-            + self.moved_fixed.memory_bytes()
-            + self.moved_dynamic.memory_bytes()
-            + (self.pairs.capacity()
-                + self.spare.capacity()
-                + self.created.capacity()
-                + self.deleted.capacity())
-                * 8
+            + (self.pairs.capacity() + self.created.capacity() + self.deleted.capacity()) * 8
     }
 
     /// Visits the boxes of this cell that overlap `q`, as `(slot, tag)`, until `visit`

@@ -18,9 +18,6 @@ impl Cell {
     /// each with its tag.
     pub(crate) fn check(&self, store: &Store) -> Result<Vec<(u32, u32)>, String> {
         let name = self.key;
-        if !(self.moved_fixed.is_empty() && self.moved_dynamic.is_empty()) {
-            return Err(format!("cell {name:#x} holds arrivals between updates"));
-        }
         let mut held = Held::new();
         for (list, fixed) in [(&self.fixed, true), (&self.dynamic, false)] {
             list.check()

@@ -29,8 +29,8 @@ impl Cells {
         cancel_common(&mut self.created, &mut self.deleted);
         changes.created.extend_from_slice(&self.created);
         changes.deleted.extend_from_slice(&self.deleted);
-        self.created.clear();
-        self.deleted.clear();
+        self.trims[0].clear(&mut self.created);
+        self.trims[1].clear(&mut self.deleted);
         binning.reset();
     }
 

@@ -50,10 +50,12 @@ mod tags;
 mod update;
 
 use crate::radix::RadixSorter;
+use crate::slack::Trim;
 
 use bin::Chunk;
 pub(crate) use bin::{split_slots, Arrival, BinSink, Binning, Stay};
 pub(crate) use cell::Cell;
+use parallel::Scratches;
 pub(crate) use ray::RayWalk;
 pub(crate) use tags::{local, reporting_cell, tag, tag_region, Report, TWO_REGIONS};
 pub(crate) use update::Rules;
@@ -74,12 +76,16 @@ pub(crate) struct Cells {
     /// Candidate created and deleted pair keys of this update.
     created: Vec<u64>,
     deleted: Vec<u64>,
+    /// When those lists, and each cell's, give their memory back.
+    trims: [Trim; 2],
     tests: u64,
     /// Every touched cell measures its bounds.
     pub track_bounds: bool,
     /// Sorts the slots to bin.
     sorter: RadixSorter,
     scratch: Vec<u32>,
+    /// What each worker prunes a cell with.
+    scratch_per_worker: Scratches,
 }
 
 impl Cells {
@@ -158,5 +164,6 @@ impl Cells {
                 .map(|v| v.capacity() * size_of::<Arrival>())
                 .sum::<usize>()
             + self.cells.capacity() * size_of::<Cell>()
+            + self.scratch_per_worker.memory_bytes()
     }
 }

@@ -2,7 +2,7 @@
 //! its leavers and re-encode those that stay, gather and sort its arrivals, sweep, diff its
 //! pairs, merge the arrivals in).
 
-use crate::pairs::{diff_pairs, pair_key};
+use crate::pairs::{diff_pairs_in_place, pair_key};
 use crate::prefetch::{prefetch, prefetch_whole};
 use crate::prune::{bipartite, complete, BoxList, EncodedBox};
 use crate::store::Store;
@@ -14,7 +14,13 @@ use super::tags::{reporting_cell, tag_region, Report};
 /// How many boxes that stay ahead of the one re-encoded to prefetch from the store.
 const STAY_AHEAD: usize = 16;
 
-/// Scratch space of one worker.
+/// Scratch space of one worker, kept from one cell and one update to the next.
+///
+/// A cell's arrivals live here only while the cell is pruned, so a set of cells holds one
+/// list of them per worker instead of one per cell: at 100,000 boxes moving, the arrival
+/// lists kept per cell were 60 bytes a box. (Swapping the worker's list with a cell's, where
+/// the arrivals are the whole list, would hand buffers from cell to cell until each was as
+/// large as the largest cell: the cell's list takes such arrivals in place instead.)
 #[derive(Debug, Default)]
 pub(super) struct Scratch {
     order: Vec<u64>,
@@ -24,6 +30,20 @@ pub(super) struct Scratch {
     staying: Vec<(u32, u32)>,
     stay_dynamic: Vec<Arrival>,
     stay_fixed: Vec<Arrival>,
+    /// The cell's arrivals (with the boxes that stay), sorted.
+    moved_dynamic: BoxList,
+    moved_fixed: BoxList,
+}
+
+impl Scratch {
+    /// Heap bytes held.
+    pub(super) fn memory_bytes(&self) -> usize {
+        self.moved_dynamic.memory_bytes()
+            + self.moved_fixed.memory_bytes()
+            + (self.order.capacity() + self.found.capacity()) * 8
+            + self.staying.capacity() * 8
+            + (self.stay_dynamic.capacity() + self.stay_fixed.capacity()) * size_of::<Arrival>()
+    }
 }
 
 /// What the pruning asks of its owner, per pair or per slot.
@@ -90,22 +110,17 @@ pub(super) fn prune_cell<A, L>(
             }
         }
     }
-    gather_sorted(
-        chunks,
-        c,
-        false,
-        &mut scratch.order,
-        stay_dynamic,
-        &mut cell.moved_dynamic,
-    );
-    gather_sorted(
-        chunks,
-        c,
-        true,
-        &mut scratch.order,
-        stay_fixed,
-        &mut cell.moved_fixed,
-    );
+    // A list whose every box changed (every dynamic box of the cell, in a scene where
+    // everything moves) is refilled in place: its arrivals are the list, and the worker's
+    // list stands, empty, for the unmoved boxes.
+    let (whole_dynamic, whole_fixed) = (cell.dynamic.is_empty(), cell.fixed.is_empty());
+    let (moved_dynamic, dynamic) =
+        moved_and_unmoved(whole_dynamic, &mut cell.dynamic, &mut scratch.moved_dynamic);
+    let (moved_fixed, fixed) =
+        moved_and_unmoved(whole_fixed, &mut cell.fixed, &mut scratch.moved_fixed);
+    let order = &mut scratch.order;
+    gather_sorted(chunks, c, false, order, stay_dynamic, moved_dynamic);
+    gather_sorted(chunks, c, true, order, stay_fixed, moved_fixed);
     cell.created.clear();
     cell.deleted.clear();
     cell.tests = 0;
@@ -126,12 +141,7 @@ pub(super) fn prune_cell<A, L>(
                 found.push(pair_key(x, y));
             }
         };
-        let (md, mf, d, f) = (
-            &cell.moved_dynamic,
-            &cell.moved_fixed,
-            &cell.dynamic,
-            &cell.fixed,
-        );
+        let (md, mf, d, f) = (&*moved_dynamic, &*moved_fixed, &*dynamic, &*fixed);
         // Fixed boxes are never swept against fixed boxes. The five sweeps cover disjoint
         // pairs of lists, and a pair's reporting cell is unique: each pair is found at most once.
         let mut tests = complete(md, |i, j| report(md, i, md, j));
@@ -141,18 +151,35 @@ pub(super) fn prune_cell<A, L>(
         tests += bipartite(mf, d, |i, j| report(mf, i, d, j));
         cell.tests = tests;
         found.sort_unstable();
-        diff_pairs(
-            &cell.pairs,
+        diff_pairs_in_place(
+            &mut cell.pairs,
             found,
             changed,
-            &mut cell.spare,
             &mut cell.created,
             &mut cell.deleted,
         );
-        std::mem::swap(&mut cell.pairs, &mut cell.spare);
     }
-    merge_arrivals(&mut cell.dynamic, &mut cell.moved_dynamic);
-    merge_arrivals(&mut cell.fixed, &mut cell.moved_fixed);
+    merge_arrivals(&mut cell.dynamic, &mut scratch.moved_dynamic);
+    merge_arrivals(&mut cell.fixed, &mut scratch.moved_fixed);
+}
+
+/// The lists a cell's arrivals are gathered into and its unmoved boxes are read from: the
+/// worker's list and the cell's, or, when every box of the cell's list changed (`whole`: the
+/// cell's list is empty), the cell's list and the worker's (empty).
+fn moved_and_unmoved<'a>(
+    whole: bool,
+    cell: &'a mut BoxList,
+    worker: &'a mut BoxList,
+) -> (&'a mut BoxList, &'a mut BoxList) {
+    debug_assert!(
+        worker.is_empty(),
+        "the worker's list is emptied after each cell"
+    );
+    if whole {
+        (cell, worker)
+    } else {
+        (worker, cell)
+    }
 }
 
 /// Sorts cell `c`'s arrivals from every chunk on the sweep axis, merged with the boxes that
@@ -268,16 +295,11 @@ where
 {
 }
 
-/// Merges a cell's sorted arrivals into its sorted list and empties `arrivals`. When every
-/// box of the cell moved (all of them, in a scene where everything moves), the arrivals
-/// simply become the list.
+/// Merges the arrivals a worker gathered for a cell into the cell's sorted list and empties
+/// them (when the cell's list took its arrivals in place, the worker's list is empty).
 fn merge_arrivals(list: &mut BoxList, arrivals: &mut BoxList) {
-    if list.is_empty() {
-        std::mem::swap(list, arrivals);
-    } else {
-        list.merge_in(arrivals);
-        list.shrink();
-    }
+    list.merge_in(arrivals);
+    list.shrink();
     arrivals.clear();
 }
 

@@ -9,6 +9,7 @@ use std::ops::Range;
 
 use super::keys::{signed, unsigned, EncodedBox, SignedBox, FILL_MAX, FILL_MIN, PAD, SENTINEL};
 use crate::encode::{decode, encode_at_least, encode_at_most};
+use crate::slack::grow;
 use crate::Aabb;
 
 /// Boxes sorted by `min_x`, structure-of-arrays, each with a slot id and a caller's tag.
@@ -235,6 +236,15 @@ impl BoxList {
         self.max_v.extend_from_slice(&[FILL_MAX; PAD]);
     }
 
+    /// Makes room for `m` more boxes (and the padding, the keys being cut to the boxes).
+    fn make_room(&mut self, m: usize) {
+        for v in self.key_columns() {
+            grow(v, m + PAD);
+        }
+        grow(&mut self.ids, m);
+        grow(&mut self.tags, m);
+    }
+
     /// Cuts every key array to `n` entries (the padding is re-added by the caller).
     fn truncate_keys(&mut self, n: usize) {
         for v in self.key_columns() {
@@ -295,11 +305,7 @@ impl BoxList {
         let n = self.len();
         self.truncate_keys(n);
         let m = items.len();
-        for v in self.key_columns() {
-            v.reserve(m + PAD);
-        }
-        self.ids.reserve(m);
-        self.tags.reserve(m);
+        self.make_room(m);
         // The boxes are written into the arrays' room by index: eight pushes per box, each
         // testing its array's room and storing its length, were most of the loop, and filling
         // the room with zeros first cost a third of what that saved.
@@ -424,6 +430,7 @@ impl BoxList {
         }
         self.max_width = self.max_width.max(other.max_width);
         self.truncate_keys(n);
+        self.make_room(m);
         for v in self.key_columns() {
             v.resize(n + m, 0);
         }

@@ -44,7 +44,7 @@ impl Store {
 
     /// Starts an update: clears the last events and turns rule changes into changed proxies.
     pub(crate) fn begin_update(&mut self) {
-        self.events.clear();
+        self.events.clear(&mut self.events_trims);
         self.tests = 0;
         self.rules_changed = self.rule_changes;
         if self.rule_changes != 0 {

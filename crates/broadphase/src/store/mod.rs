@@ -24,6 +24,7 @@ mod view;
 mod world;
 
 use crate::filter::LayerMatrix;
+use crate::slack::Trim;
 use crate::{Aabb, Config, Error, Figures, Layer, Pair, PairEvents, ProxyDesc, ProxyId, Stats};
 use listing::Spare;
 use std::sync::OnceLock;
@@ -90,6 +91,8 @@ pub struct Store {
     /// clearing fresh pages for each list took two thirds of making it).
     listed_spare: Spare,
     pub(crate) events: PairEvents,
+    /// When the events' lists give their memory back.
+    events_trims: [Trim; 3],
     /// Candidate overlap tests made by the last update (for stats).
     pub(crate) tests: u64,
     /// Proxies that changed in the last update (for stats).
@@ -142,6 +145,7 @@ impl Store {
             listed_ids: OnceLock::new(),
             listed_spare: Spare::default(),
             events: PairEvents::default(),
+            events_trims: [Trim::default(); 3],
             tests: 0,
             last_changed: 0,
             bounds: None,
@@ -329,6 +333,7 @@ impl Store {
             + (self.generations.capacity() + self.free.capacity() + self.dirty.capacity()) * 4
             + self.flags.capacity()
             + self.scatter.memory_bytes()
+            + self.events.memory_bytes()
             + (self.listed_ids.get().map_or(0, Vec::capacity) + self.listed_spare.capacity())
                 * std::mem::size_of::<Pair>()
     }

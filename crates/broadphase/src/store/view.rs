@@ -35,6 +35,7 @@ impl Store {
             listed_ids: OnceLock::new(),
             listed_spare: Spare::default(),
             events: PairEvents::default(),
+            events_trims: Default::default(),
             tests: 0,
             last_changed: self.last_changed,
             bounds: self.bounds,
