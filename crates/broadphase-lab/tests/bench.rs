@@ -31,6 +31,35 @@ fn tiny() -> BenchOptions {
     o
 }
 
+/// Steady bytes are what a contender holds after its last round: memory a round gives back
+/// no longer counts, and what it held for a moment counts in the peak only.
+#[test]
+fn steady_memory_follows_the_rounds_and_the_peak_keeps_the_most() {
+    use broadphase_lab::bench::memory::Meter;
+    let _guard = one_at_a_time();
+    let mut meter = Meter::start();
+    let mut held: Vec<u8> = vec![1; 4 << 20];
+    meter.warmed_up();
+    let after_warm_up = meter.memory(1, 0).expect("counting").steady_bytes;
+    assert!(after_warm_up.abs_diff(4 << 20) < 1 << 18, "{after_warm_up}");
+    meter.round_start();
+    held.truncate(1 << 20);
+    held.shrink_to_fit();
+    let moment: Vec<u8> = vec![2; 8 << 20];
+    drop(std::hint::black_box(moment));
+    meter.round_end();
+    let m = meter.memory(1, 0).expect("counting");
+    // Give or take a quarter of a megabyte that other tests' threads may allocate meanwhile.
+    let gave_back = after_warm_up.abs_diff(m.steady_bytes);
+    assert!(m.steady_bytes < after_warm_up && gave_back.abs_diff(3 << 20) < 1 << 18);
+    // 4 MB held, 3 given back, then 8 for a moment.
+    assert!(
+        m.peak_bytes + (1 << 18) >= after_warm_up + (5 << 20),
+        "{m:?}"
+    );
+    drop(held);
+}
+
 #[test]
 fn a_contender_past_its_budget_runs_no_further_frame_in_the_cell() {
     let _guard = one_at_a_time();

@@ -3,8 +3,11 @@
 //!
 //! The counters are process-wide, so figures are differences taken around one contender's
 //! work while nothing else runs: steady = live bytes after its build and warm-up frames minus
-//! live bytes before its build; peak = the larger of the peak over its build and warm-up, and
-//! its steady bytes plus the largest rise over one of its timed rounds.
+//! live bytes before its build, plus what each of its timed rounds added or gave back (so,
+//! what it holds after its last frame: a broad phase that gives back, some updates later,
+//! memory the first update needed is counted without it); peak = the larger of the peak over
+//! its build and warm-up, and its bytes at the start of a timed round plus the largest rise
+//! over that round.
 
 use serde::{Deserialize, Serialize};
 
@@ -13,7 +16,7 @@ use crate::alloc;
 /// A contender's memory in one cell.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Memory {
-    /// Bytes held after the build and the warm-up frames.
+    /// Bytes held after the last timed frame.
     pub steady_bytes: u64,
     /// The most bytes held at once, during the build, warm-up or a round.
     pub peak_bytes: u64,
@@ -48,7 +51,7 @@ impl Memory {
 pub struct Meter {
     /// Live bytes before the contender was built.
     baseline: usize,
-    /// Its steady bytes, once read.
+    /// Its bytes held, as of the end of its last round (or of its warm-up).
     steady: usize,
     /// Its peak so far.
     peak: usize,
@@ -78,10 +81,11 @@ impl Meter {
         self.phase_start = alloc::reset_peak();
     }
 
-    /// After that round.
+    /// After that round: what the round added to the bytes held, or gave back, counts.
     pub fn round_end(&mut self) {
         let rise = alloc::peak().saturating_sub(self.phase_start);
         self.peak = self.peak.max(self.steady + rise);
+        self.steady = (self.steady + alloc::current()).saturating_sub(self.phase_start);
     }
 
     /// The figures, or `None` when no counting allocator is installed.

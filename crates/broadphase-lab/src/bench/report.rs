@@ -435,8 +435,8 @@ pub fn markdown_with_charts(report: &BenchReport, charts: Option<&str>) -> Strin
         out += &table(&header, &scaling);
     }
     if report.memory_measured {
-        out += "\n## Memory\n\nBytes per box: steady (after warm-up) / peak, from a counting \
-                allocator.\n\n";
+        out += "\n## Memory\n\nBytes per box: steady (after the last timed frame) / peak, from a \
+                counting allocator.\n\n";
         let memory = rows(report, &names, |_, k| {
             k.memory.as_ref().map_or_else(String::new, |m| {
                 format!("{:.0} / {:.0}", m.steady_per_proxy, m.peak_per_proxy)
