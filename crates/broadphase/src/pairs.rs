@@ -109,24 +109,29 @@ pub(crate) fn diff_pairs(
     );
 }
 
-/// [`diff_pairs`] in place: `pairs` (last update's keys, sorted) becomes this update's, with
-/// no second list. Every key of `found` has a changed proxy, so the pairs that stay without
-/// being found again (both proxies unchanged) and those found are apart: the first are
+/// [`diff_pairs_by`] in place: `pairs` (last update's keys, sorted) becomes this update's,
+/// with no second list. Every key of `found` has a changed proxy, so the pairs that stay
+/// without being found again (both proxies unchanged) and those found are apart: the first are
 /// compacted in place while the two lists are diffed, then `found` is merged in from the back.
-/// A cell keeps one list of pairs instead of two (8 bytes a pair).
+/// A part keeps one list of pairs instead of two (8 bytes a pair).
 pub(crate) fn diff_pairs_in_place(
     pairs: &mut Vec<u64>,
     found: &[u64],
+    slots: impl Fn(u64) -> (u32, u32),
     changed: impl Fn(u32) -> bool,
     created: &mut Vec<u64>,
     deleted: &mut Vec<u64>,
 ) {
+    let as_pair = |k: u64| {
+        let (a, b) = slots(k);
+        pair_key(a, b)
+    };
     let mut kept = 0;
     let mut j = 0;
     for i in 0..pairs.len() {
         let o = pairs[i];
         while let Some(&f) = found.get(j).filter(|&&f| f < o) {
-            created.push(f);
+            created.push(as_pair(f));
             j += 1;
         }
         if found.get(j) == Some(&o) {
@@ -134,18 +139,23 @@ pub(crate) fn diff_pairs_in_place(
             j += 1;
             continue;
         }
-        let (a, b) = key_slots(o);
+        let (a, b) = slots(o);
         if changed(a) || changed(b) {
-            deleted.push(o);
+            deleted.push(pair_key(a, b));
         } else {
             pairs[kept] = o;
             kept += 1;
         }
     }
-    created.extend_from_slice(&found[j..]);
+    created.extend(found[j..].iter().map(|&f| as_pair(f)));
     pairs.truncate(kept);
     crate::slack::grow(pairs, found.len());
-    pairs.resize(kept + found.len(), 0);
+    // Room for `found` (when no pair was kept, its copy is the list), then the merge from the
+    // back writes over it.
+    pairs.extend_from_slice(found);
+    if kept == 0 {
+        return;
+    }
     let (mut i, mut j, mut w) = (kept, found.len(), kept + found.len());
     while j > 0 {
         w -= 1;
@@ -242,7 +252,14 @@ mod tests {
             diff_pairs(&old, &found, is_changed, &mut out, &mut created, &mut deleted);
             let mut pairs = old.clone();
             let (mut created2, mut deleted2) = (Vec::new(), Vec::new());
-            diff_pairs_in_place(&mut pairs, &found, is_changed, &mut created2, &mut deleted2);
+            diff_pairs_in_place(
+                &mut pairs,
+                &found,
+                key_slots,
+                is_changed,
+                &mut created2,
+                &mut deleted2,
+            );
             prop_assert_eq!(pairs, out);
             prop_assert_eq!(created2, created);
             prop_assert_eq!(deleted2, deleted);

@@ -144,3 +144,49 @@ mod tests {
         }
     }
 }
+
+/// One `T` per worker of the pool the work runs on (scratch space kept from one update to the
+/// next), owned by the structure that uses it: its memory is counted and freed with it, and
+/// a clone starts with none.
+#[derive(Debug, Default)]
+pub(crate) struct PerWorker<T>(Vec<std::sync::Mutex<T>>);
+
+impl<T> Clone for PerWorker<T> {
+    fn clone(&self) -> Self {
+        Self(Vec::new())
+    }
+}
+
+impl<T: Default> PerWorker<T> {
+    /// One for each thread of the current pool (call before the work starts).
+    pub(crate) fn ensure(&mut self) {
+        let n = threads();
+        if self.0.len() < n {
+            self.0.resize_with(n, Default::default);
+        }
+    }
+
+    /// Runs `f` with the calling worker's own `T` (the first one outside a pool). The work a
+    /// worker runs `f` for starts no parallel work, so a worker never holds two and its lock
+    /// is free; were it not (a pool larger than the one counted), `f` gets a fresh `T`,
+    /// which does the same work.
+    pub(crate) fn with<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
+        #[cfg(feature = "parallel")]
+        let k = rayon::current_thread_index().unwrap_or(0);
+        #[cfg(not(feature = "parallel"))]
+        let k = 0;
+        match self.0.get(k).map(std::sync::Mutex::try_lock) {
+            Some(Ok(mut mine)) => f(&mut mine),
+            _ => f(&mut T::default()),
+        }
+    }
+
+    /// The sum of `bytes` over them.
+    pub(crate) fn sum(&self, bytes: impl Fn(&T) -> usize) -> usize {
+        self.0
+            .iter()
+            .map(|m| bytes(&m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)))
+            .sum::<usize>()
+            + self.0.capacity() * size_of::<std::sync::Mutex<T>>()
+    }
+}

@@ -283,6 +283,13 @@ impl KeySorter {
         self.lsd.sort(keys, KEY_DIGIT, low_bits + high_bits, packed);
     }
 
+    /// Gives back the scratch buffer's memory when sorts keep using a small part of it: for
+    /// an owner that sorts once an update (a sort of every pair at a first update, then sorts
+    /// of the few that change).
+    pub(crate) fn trim(&mut self, trim: &mut crate::slack::Trim) {
+        trim.clear(&mut self.lsd.out);
+    }
+
     /// Heap bytes held.
     pub(crate) fn memory_bytes(&self) -> usize {
         self.lsd.memory_bytes()

@@ -49,13 +49,13 @@ mod ray;
 mod tags;
 mod update;
 
+use crate::par::PerWorker;
 use crate::radix::RadixSorter;
 use crate::slack::Trim;
 
 use bin::Chunk;
 pub(crate) use bin::{split_slots, Arrival, BinSink, Binning, Stay};
 pub(crate) use cell::Cell;
-use parallel::Scratches;
 pub(crate) use ray::RayWalk;
 pub(crate) use tags::{local, reporting_cell, tag, tag_region, Report, TWO_REGIONS};
 pub(crate) use update::Rules;
@@ -85,7 +85,7 @@ pub(crate) struct Cells {
     sorter: RadixSorter,
     scratch: Vec<u32>,
     /// What each worker prunes a cell with.
-    scratch_per_worker: Scratches,
+    scratch_per_worker: PerWorker<update::Scratch>,
 }
 
 impl Cells {
@@ -164,6 +164,6 @@ impl Cells {
                 .map(|v| v.capacity() * size_of::<Arrival>())
                 .sum::<usize>()
             + self.cells.capacity() * size_of::<Cell>()
-            + self.scratch_per_worker.memory_bytes()
+            + self.scratch_per_worker.sum(update::Scratch::memory_bytes)
     }
 }

@@ -2,7 +2,7 @@
 //! its leavers and re-encode those that stay, gather and sort its arrivals, sweep, diff its
 //! pairs, merge the arrivals in).
 
-use crate::pairs::{diff_pairs_in_place, pair_key};
+use crate::pairs::{diff_pairs_in_place, key_slots, pair_key};
 use crate::prefetch::{prefetch, prefetch_whole};
 use crate::prune::{bipartite, complete, BoxList, EncodedBox};
 use crate::store::Store;
@@ -14,7 +14,8 @@ use super::tags::{reporting_cell, tag_region, Report};
 /// How many boxes that stay ahead of the one re-encoded to prefetch from the store.
 const STAY_AHEAD: usize = 16;
 
-/// Scratch space of one worker, kept from one cell and one update to the next.
+/// Scratch space of one worker, kept from one cell and one update to the next (the cells hold
+/// one per worker).
 ///
 /// A cell's arrivals live here only while the cell is pruned, so a set of cells holds one
 /// list of them per worker instead of one per cell: at 100,000 boxes moving, the arrival
@@ -154,6 +155,7 @@ pub(super) fn prune_cell<A, L>(
         diff_pairs_in_place(
             &mut cell.pairs,
             found,
+            key_slots,
             changed,
             &mut cell.created,
             &mut cell.deleted,

@@ -6,10 +6,11 @@
 //! entries ([`super::entries`]), the pair tests of a collision cell ([`super::collision_cell`])
 //! and how the pairs found are recorded and keyed ([`super::found`]).
 
-use crate::pairs::{diff_pairs, diff_pairs_by, key_slots, PairList};
+use crate::pairs::{diff_pairs_by, diff_pairs_in_place, key_slots, PairList};
 use crate::prefetch::prefetch_whole;
 use crate::prune::signed;
 use crate::radix::{KeySorter, RadixReport, RadixSorter};
+use crate::slack::Trim;
 
 use super::collision_cell::{test_run, Run, LONG_RUN};
 use super::context::Context;
@@ -71,8 +72,9 @@ pub(crate) struct Bucket {
     /// How this update's tests record the pairs they find.
     sink: PairSinkKind,
     /// Keys of the pairs found this update: pair keys ([`PairSinkKind::Keys`]), or record keys
-    /// sorted, then made ordered keys ([`PairSinkKind::RecordKeys`]); unused with
-    /// [`PairSinkKind::Rows`], whose keys are read off the rows.
+    /// sorted, then made ordered keys ([`PairSinkKind::RecordKeys`]), or read off the rows
+    /// ([`PairSinkKind::Rows`]). A worker lends its own list for the bucket's tests and diff
+    /// when it runs both ([`Bucket::test_and_diff`]), so that buckets do not each keep one.
     found: Vec<u64>,
     /// [`PairSinkKind::Rows`]: one row of bits per resident, one bit per record: the records a
     /// resident found a pair with.
@@ -84,13 +86,37 @@ pub(crate) struct Bucket {
     /// Keys of the pairs whose corner cell is in this bucket, sorted: pair keys, or
     /// [`ordered_key`]s on a level of [`Context::by_record`] (see [`Bucket::ordered`]).
     pub pairs: Vec<u64>,
-    merged: Vec<u64>,
-    /// Candidate created and deleted pair keys of this update.
+    /// Candidate created and deleted pair keys of this update, and when those lists give
+    /// their memory back (emptied once gathered).
     pub created: Vec<u64>,
     pub deleted: Vec<u64>,
+    pub trims: [Trim; 2],
     sorter: RadixSorter,
-    key_sorter: KeySorter,
     pub figures: BucketFigures,
+}
+
+/// What a worker lends the bucket it runs: the list of pairs found, which only a bucket's
+/// tests and diff use, and what its diff needs.
+#[derive(Debug, Default)]
+pub(crate) struct Scratch {
+    found: Vec<u64>,
+    pub diff: DiffScratch,
+}
+
+/// What a bucket's diff needs: a sorter of the keys found, and a list to merge keys read off
+/// rows into.
+#[derive(Debug, Default)]
+pub(crate) struct DiffScratch {
+    key_sorter: KeySorter,
+    merged: Vec<u64>,
+}
+
+impl Scratch {
+    /// Heap bytes held.
+    pub fn memory_bytes(&self) -> usize {
+        (self.found.capacity() + self.diff.merged.capacity()) * 8
+            + self.diff.key_sorter.memory_bytes()
+    }
 }
 
 impl Bucket {
@@ -346,8 +372,19 @@ impl Bucket {
         self.figures.tests += tests;
     }
 
-    /// Diffs the pairs found against the bucket's pairs of the last update.
-    pub fn diff(&mut self, ctx: &Context<'_>) {
+    /// Tests every collision cell and diffs, with the worker's list of pairs found.
+    pub fn test_and_diff(&mut self, index: usize, ctx: &Context<'_>, scratch: &mut Scratch) {
+        std::mem::swap(&mut self.found, &mut scratch.found);
+        self.found.clear();
+        self.test(index, None, ctx);
+        self.diff(ctx, &mut scratch.diff);
+        // The bucket's own list (empty) comes back: lists do not pass from bucket to bucket.
+        std::mem::swap(&mut self.found, &mut scratch.found);
+    }
+
+    /// Diffs the pairs found against the bucket's pairs of the last update, in place (but for
+    /// pairs found as rows of bits).
+    pub fn diff(&mut self, ctx: &Context<'_>, scratch: &mut DiffScratch) {
         let store = ctx.store;
         if self.sink != PairSinkKind::Keys {
             let residents = self.residents;
@@ -363,58 +400,53 @@ impl Bucket {
         self.created.clear();
         self.deleted.clear();
         let changed = |slot: u32| store.is_dirty(slot as usize);
-        let found = match self.sink {
+        let slots = match self.sink {
             PairSinkKind::Keys => {
-                self.key_sorter.sort(&mut self.found);
-                diff_pairs(
-                    &self.pairs,
-                    &self.found,
-                    changed,
-                    &mut self.merged,
-                    &mut self.created,
-                    &mut self.deleted,
-                );
-                self.found.len()
+                scratch.key_sorter.sort(&mut self.found);
+                key_slots
             }
             PairSinkKind::RecordKeys => {
                 // Records are in slot order, residents then visitors (see `ordered_key`): the
                 // sorted record keys stay sorted as ordered keys, the keys last update's pairs
                 // are kept under.
-                self.key_sorter.sort(&mut self.found);
+                scratch.key_sorter.sort(&mut self.found);
                 for k in &mut self.found {
                     let (i, j) = ((*k >> 32) as usize, *k as u32 as usize);
                     *k = tester_part(others[i]) | others[j];
                 }
-                debug_assert!(self.found.windows(2).all(|w| w[0] < w[1]));
-                diff_pairs_by(
-                    &self.pairs,
-                    self.found.iter().copied(),
-                    ordered_slots,
-                    changed,
-                    &mut self.merged,
-                    &mut self.created,
-                    &mut self.deleted,
-                );
-                self.found.len()
+                ordered_slots
             }
             PairSinkKind::Rows => {
                 // Row by row, bit by bit: the keys in order with no sort, read as they are
-                // merged (never written out).
+                // merged into the worker's list (decoding them into a list of their own to
+                // diff in place was 5% slower on `sizes`), which is copied back.
                 let rows = RowKeys::new(&self.rows, self.row_words, others);
                 diff_pairs_by(
                     &self.pairs,
                     rows,
                     ordered_slots,
                     changed,
-                    &mut self.merged,
+                    &mut scratch.merged,
                     &mut self.created,
                     &mut self.deleted,
                 );
-                self.rows.iter().map(|w| w.count_ones() as usize).sum()
+                self.pairs.clear();
+                crate::slack::grow(&mut self.pairs, scratch.merged.len());
+                self.pairs.extend_from_slice(&scratch.merged);
+                self.figures.found = self.rows.iter().map(|w| w.count_ones() as u64).sum();
+                return;
             }
         };
-        self.figures.found = found as u64;
-        std::mem::swap(&mut self.pairs, &mut self.merged);
+        debug_assert!(self.found.windows(2).all(|w| w[0] < w[1]));
+        diff_pairs_in_place(
+            &mut self.pairs,
+            &self.found,
+            slots,
+            changed,
+            &mut self.created,
+            &mut self.deleted,
+        );
+        self.figures.found = self.found.len() as u64;
     }
 
     /// Whether the bucket's pairs are kept under [`ordered_key`]s (a level of
@@ -464,11 +496,9 @@ impl Bucket {
             + (self.cols.iter().map(Vec::capacity).sum::<usize>() + self.col_slots.capacity()) * 4
             + self.hits.capacity() * 4
             + (self.rows.capacity() + self.other_keys.capacity() + self.same_as_next.capacity()) * 8
-            + self.key_sorter.memory_bytes()
             + self.sorter.memory_bytes()
             + (self.found.capacity()
                 + self.pairs.capacity()
-                + self.merged.capacity()
                 + self.created.capacity()
                 + self.deleted.capacity())
                 * 8

@@ -54,9 +54,10 @@ use std::ops::ControlFlow;
 
 use crate::engine::{Driver, Engine, PairChanges, PairList};
 use crate::pairs::{cancel_common, pair_key};
-use crate::par::{self, each_mut as run_each, SORT_BOTH_MIN};
+use crate::par::{self, each_mut as run_each, PerWorker, SORT_BOTH_MIN};
 use crate::query::{segment_bounds, Ray};
 use crate::radix::KeySorter;
+use crate::slack::Trim;
 use crate::store::Store;
 use crate::{Aabb, Algorithm, Config, Error, Figures, GridFigures, Stats};
 use bin::{Binner, ChunkState, Placement, MIN_CHUNK};
@@ -167,8 +168,12 @@ pub struct GridEngine {
     /// Candidate created and deleted pair keys of this update.
     created: Vec<u64>,
     deleted: Vec<u64>,
-    /// One sorter for the created candidates, one for the deleted, which sort side by side.
+    /// One sorter for the created candidates, one for the deleted, which sort side by side,
+    /// and when their scratch gives its memory back.
     key_sorters: [KeySorter; 2],
+    sorter_trims: [Trim; 2],
+    /// What each worker lends the buckets it runs.
+    scratch: PerWorker<bucket::Scratch>,
     figures: Tally,
     layouts: u64,
 }
@@ -191,6 +196,8 @@ impl GridEngine {
             created: Vec::new(),
             deleted: Vec::new(),
             key_sorters: Default::default(),
+            sorter_trims: Default::default(),
+            scratch: PerWorker::default(),
             figures: Tally::default(),
             layouts: 0,
         }
@@ -340,6 +347,8 @@ impl GridEngine {
             for b in &mut lv.buckets {
                 self.created.extend_from_slice(&b.created);
                 self.deleted.extend_from_slice(&b.deleted);
+                b.trims[0].clear(&mut b.created);
+                b.trims[1].clear(&mut b.deleted);
                 let f = &b.figures;
                 figures.entries += f.entries;
                 figures.home += f.home;
@@ -384,6 +393,8 @@ impl GridEngine {
         };
         let schedule = self.settings.schedule;
         let ctx = &ctx;
+        self.scratch.ensure();
+        let scratch = &self.scratch;
         run_each(self.parallel, &mut level.buckets, |b, bucket| {
             if incremental {
                 // Level 0 has no visitors.
@@ -410,8 +421,7 @@ impl GridEngine {
                 bucket.build(b, ctx);
             }
             if schedule == Schedule::All {
-                bucket.test(b, None, ctx);
-                bucket.diff(ctx);
+                scratch.with(|s| bucket.test_and_diff(b, ctx, s));
             }
         });
         if schedule == Schedule::Parity {
@@ -422,7 +432,7 @@ impl GridEngine {
                 });
             }
             run_each(self.parallel, &mut level.buckets, |_, bucket| {
-                bucket.diff(ctx)
+                scratch.with(|s| bucket.diff(ctx, &mut s.diff))
             });
         }
     }
@@ -439,6 +449,9 @@ impl GridEngine {
             || for_created.sort(created),
             || for_deleted.sort(deleted),
         );
+        for (sorter, trim) in self.key_sorters.iter_mut().zip(&mut self.sorter_trims) {
+            sorter.trim(trim);
+        }
         cancel_common(&mut self.created, &mut self.deleted);
         changes.tests = self.figures.tests;
         // The driver's lists come empty: they hold this update's keys without a copy, and
@@ -539,7 +552,14 @@ impl Engine for GridEngine {
                 .map(|v| v.capacity() * std::mem::size_of::<Record>())
                 .sum::<usize>()
             + self.placed.capacity() * std::mem::size_of::<Placement>()
-            + self.fates.capacity();
+            + self.fates.capacity()
+            + self.scratch.sum(bucket::Scratch::memory_bytes)
+            + (self.created.capacity() + self.deleted.capacity()) * 8
+            + self
+                .key_sorters
+                .iter()
+                .map(KeySorter::memory_bytes)
+                .sum::<usize>();
         let n = store.len() as u64;
         let f = &self.figures;
         stats.figures = Figures::Grid(GridFigures {
