@@ -1,8 +1,8 @@
 //! Pair keys and the created/deleted diffing of persistent pairs.
 //!
 //! Abp, Mbp, QuadTree and Grid keep their pairs in their own parts (a cell, a bucket, a tree),
-//! each part's as a sorted list of keys that [`diff_pairs`] diffs against the part's pairs
-//! found this update; the store turns the candidates into events and makes the list of pairs
+//! each part's as a sorted list of keys that [`diff_pairs_in_place`] diffs against the part's
+//! pairs found this update (in place: a part keeps one list of its pairs); the store turns the candidates into events and makes the list of pairs
 //! as ids only when asked (`Store::listed_pairs`), so a frame pays for the pairs that changed,
 //! not for a table of all of them. Sap adds and removes pairs one at a time as its end points
 //! swap, and keeps them in a hash table of its own (`sap::pair_table`).
@@ -90,6 +90,8 @@ pub(crate) fn cancel_common(a: &mut Vec<u64>, b: &mut Vec<u64>) {
 /// sorted) against `found` (this update's, sorted, each with a changed proxy). Pairs found
 /// again or with no changed proxy stay (into `out`); pairs found for the first time are created
 /// candidates; pairs with a changed proxy that were not found again are deleted candidates.
+/// The parts diff in place ([`diff_pairs_in_place`]); this is what that is tested against.
+#[cfg(test)]
 pub(crate) fn diff_pairs(
     old: &[u64],
     found: &[u64],

@@ -78,7 +78,7 @@ use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use crate::engine::{Driver, Engine, PairChanges, PairList, Store};
-use crate::pairs::diff_pairs;
+use crate::pairs::{diff_pairs_in_place, key_slots};
 use crate::query::Ray;
 use crate::radix::KeySorter;
 use crate::{
@@ -282,11 +282,9 @@ pub struct QuadTreeEngine {
     order: Vec<u32>,
     opened: Vec<(u32, u32)>,
     found: Vec<u64>,
-    /// Every persistent pair's key, sorted: what each update's pairs are diffed against.
+    /// Every persistent pair's key, sorted: what each update's pairs are diffed against (in
+    /// place; the created and deleted keys go straight into the driver's lists).
     keys: Vec<u64>,
-    /// Scratch of the diff: the next `keys` (the created and deleted keys go straight into
-    /// the driver's lists).
-    merged: Vec<u64>,
     key_sorter: KeySorter,
     parallel: bool,
     /// Per tree: how its walk's cost compares with its cost after its last build.
@@ -442,7 +440,6 @@ impl QuadTreeEngine {
             opened: Vec::new(),
             found: Vec::new(),
             keys: Vec::new(),
-            merged: Vec::new(),
             key_sorter: KeySorter::default(),
             parallel: config.use_threads(),
             quality: vec![Quality::default(); 2 * groups],
@@ -999,18 +996,18 @@ impl Engine for QuadTreeEngine {
         }
         // The pairs found (each with a changed proxy) against last update's, both sorted:
         // what was found and is new is created, what had a changed proxy and was not found
-        // again is deleted, the rest (pairs of two unchanged proxies among them) is kept.
+        // again is deleted, the rest (pairs of two unchanged proxies among them) is kept, in
+        // place (no second list of every pair).
         let mut found = std::mem::take(&mut self.found);
         self.key_sorter.sort(&mut found);
-        diff_pairs(
-            &self.keys,
+        diff_pairs_in_place(
+            &mut self.keys,
             &found,
+            key_slots,
             |slot| store.is_dirty(slot as usize),
-            &mut self.merged,
             &mut changes.created,
             &mut changes.deleted,
         );
-        std::mem::swap(&mut self.keys, &mut self.merged);
         self.found = found;
         let mut stack = std::mem::take(&mut self.order);
         for (t, tree) in self.trees.iter_mut().enumerate() {
@@ -1028,10 +1025,6 @@ impl Engine for QuadTreeEngine {
         self.start_rebuilds(store);
         // Parts bound for a tree this update rebuilt were taken in by the rebuild.
         self.arrivals.clear();
-        // Scratch sized by the pairs of one update: give it back after a burst.
-        if self.merged.capacity() > 2 * self.keys.len() + 4096 {
-            self.merged = Vec::new();
-        }
         Ok(())
     }
 
@@ -1104,7 +1097,7 @@ impl Engine for QuadTreeEngine {
             + self.locs.capacity() * 4
             + self.home.capacity()
             + self.builder.memory_bytes()
-            + (self.found.capacity() + self.keys.capacity() + self.merged.capacity()) * 8
+            + (self.found.capacity() + self.keys.capacity()) * 8
             + self.key_sorter.memory_bytes()
             + self.units.capacity() * std::mem::size_of::<Unit>()
             + self.order.capacity() * 4
