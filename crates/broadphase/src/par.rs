@@ -111,40 +111,6 @@ pub(crate) fn zip_chunks<T: Send, U: Sync>(
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_helpers_give_the_same_results_on_any_threads() {
-        for parallel in [false, true] {
-            let (mut x, mut y, mut z) = (0, 0, 0);
-            three(parallel, || x += 1, || y += 2, || z += 3);
-            assert_eq!((x, y, z), (1, 2, 3));
-            let rows = concat_rows(parallel, 50, |k| vec![k; k % 3]);
-            let want: Vec<usize> = (0..50).flat_map(|k| vec![k; k % 3]).collect();
-            assert_eq!(rows, want);
-            let input: Vec<u32> = (0..1000).collect();
-            let mut out = vec![0u32; 1000];
-            zip_chunks(parallel, &mut out, &input, 64, |o, i| {
-                for (o, i) in o.iter_mut().zip(i) {
-                    *o = 2 * i;
-                }
-            });
-            assert!(out.iter().zip(&input).all(|(o, i)| *o == 2 * i));
-        }
-    }
-
-    #[test]
-    fn both_runs_both_either_way() {
-        for parallel in [false, true] {
-            let (mut x, mut y) = (0, 0);
-            both(parallel, || x += 1, || y += 2);
-            assert_eq!((x, y), (1, 2));
-        }
-    }
-}
-
 /// One `T` per worker of the pool the work runs on (scratch space kept from one update to the
 /// next), owned by the structure that uses it: its memory is counted and freed with it, and
 /// a clone starts with none.
@@ -188,5 +154,39 @@ impl<T: Default> PerWorker<T> {
             .map(|m| bytes(&m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)))
             .sum::<usize>()
             + self.0.capacity() * size_of::<std::sync::Mutex<T>>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_helpers_give_the_same_results_on_any_threads() {
+        for parallel in [false, true] {
+            let (mut x, mut y, mut z) = (0, 0, 0);
+            three(parallel, || x += 1, || y += 2, || z += 3);
+            assert_eq!((x, y, z), (1, 2, 3));
+            let rows = concat_rows(parallel, 50, |k| vec![k; k % 3]);
+            let want: Vec<usize> = (0..50).flat_map(|k| vec![k; k % 3]).collect();
+            assert_eq!(rows, want);
+            let input: Vec<u32> = (0..1000).collect();
+            let mut out = vec![0u32; 1000];
+            zip_chunks(parallel, &mut out, &input, 64, |o, i| {
+                for (o, i) in o.iter_mut().zip(i) {
+                    *o = 2 * i;
+                }
+            });
+            assert!(out.iter().zip(&input).all(|(o, i)| *o == 2 * i));
+        }
+    }
+
+    #[test]
+    fn both_runs_both_either_way() {
+        for parallel in [false, true] {
+            let (mut x, mut y) = (0, 0);
+            both(parallel, || x += 1, || y += 2);
+            assert_eq!((x, y), (1, 2));
+        }
     }
 }

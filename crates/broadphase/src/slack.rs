@@ -1,9 +1,9 @@
 //! Lists refilled every update keep their memory from one update to the next, so that a warm
-//! broad phase allocates nothing, unless they keep using a small part of it ([`Trim`]): the first update
-//! of a scene reports every pair created and the updates after it a few (at 100,000 boxes
-//! moving, the lists kept from the first update were 17 bytes a box), but lists whose length
-//! swings from one update to the next must not be given back and grown again every time
-//! (Abp on `clustered` at 100,000 boxes was 7% slower so).
+//! broad phase allocates nothing, unless they keep using a small part of it ([`Trim`]): the
+//! first update of a scene reports every pair created and the updates after it a few (at
+//! 100,000 boxes moving, the lists kept from the first update were 17 bytes a box), but lists
+//! whose length swings from one update to the next must not be given back and grown again
+//! every time (Abp on `clustered` at 100,000 boxes was 7% slower so).
 
 /// A list uses a small part of its memory while it holds less than this share of it...
 const FACTOR: usize = 8;
