@@ -106,7 +106,6 @@ mod radix;
 mod sap;
 mod simd;
 mod slack;
-#[cfg(any(test, feature = "testing"))]
 mod split_mix;
 mod stats;
 mod store;

@@ -1,6 +1,6 @@
 //! SplitMix64 (Steele, Lea and Flood 2014): the deterministic random numbers of the unit tests
-//! and of the [`testing`](crate::testing) suite's crowds. Not for anything that must be
-//! unpredictable.
+//! and of the [`testing`](crate::testing) suite's crowds, and the hash that picks the boxes a
+//! grid is chosen from (`cells::grid`). Not for anything that must be unpredictable.
 
 /// A SplitMix64 generator: any seed, zero included, gives a full-period stream.
 ///
@@ -12,9 +12,11 @@
 /// assert!(a.below(10) < 10);
 /// assert!((0.0..1.0).contains(&a.unit()));
 /// ```
+#[cfg(any(test, feature = "testing"))]
 #[derive(Clone, Debug)]
 pub struct SplitMix64(u64);
 
+#[cfg(any(test, feature = "testing"))]
 impl SplitMix64 {
     /// A generator starting from `seed`.
     pub fn new(seed: u64) -> Self {
@@ -40,6 +42,24 @@ impl SplitMix64 {
     pub fn unit(&mut self) -> f32 {
         (self.next_u64() >> 40) as f32 / (1u64 << 24) as f32
     }
+}
+
+/// A hash of `i` whose bits all depend on all of `i`'s (SplitMix64's finalizer over
+/// `(i + 1) * γ`).
+#[inline]
+pub(crate) fn mix(i: u64) -> u64 {
+    let mut z = i.wrapping_add(1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// Whether the `i`-th item of a sequence is in a sample of about one item in `stride`, picked
+/// by a hash of `i`. Taking every `stride`-th item instead lines up with any order that
+/// repeats: boxes made round-robin over 100 clusters, one in 25 taken, sample 4 clusters.
+#[inline]
+pub(crate) fn in_sample(i: usize, stride: usize) -> bool {
+    mix(i as u64).is_multiple_of(stride.max(1) as u64)
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //! a clustering index from a sample of the boxes (O(sample)).
 
 use crate::engine::Store;
+use crate::split_mix::mix;
 use crate::Aabb;
 
 /// Boxes sampled for the clustering index and the first estimate of the pairs: enough for a
@@ -244,12 +245,4 @@ impl Meter {
     pub(crate) fn memory_bytes(&self) -> usize {
         self.centres.capacity() * std::mem::size_of::<[f32; 3]>() + self.slots.capacity() * 4
     }
-}
-
-/// SplitMix64's finaliser: the `i`-th sampled position, spread over 64 bits.
-fn mix(i: u64) -> u64 {
-    let mut z = i.wrapping_add(1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
 }
