@@ -26,7 +26,9 @@ mod settings;
 use std::ops::ControlFlow;
 
 use crate::cells::grid::{CellRange, ColumnGrid};
-use crate::cells::{self, split_slots, Arrival, Binning, Cell, Cells, RayWalk, Rules, Stay};
+use crate::cells::{
+    self, split_slots, Arrival, BinSink, Binning, Cell, Cells, RayWalk, Rules, Stay,
+};
 use crate::engine::{Driver, Engine, PairChanges, PairList, Store};
 use crate::prune::EncodedBox;
 use crate::query::{segment_bounds, Ray};
@@ -91,7 +93,10 @@ pub struct AbpEngine {
     entries: usize,
     /// Boxes in the structure whose centre lies outside the grid.
     outside_count: usize,
-    /// Slots to bin (all live ones after a new layout), and what became of each.
+    /// Slots to bin (all live ones after a new layout) when they are not the store's changed
+    /// list as it stands ([`AbpEngine::list_slots`]), and what became of each.
+    to_bin: Vec<u32>,
+    from_dirty: bool,
     binning: Binning,
     rebuilds: u64,
 }
@@ -106,6 +111,15 @@ struct ColumnChunk<'a> {
     outside_count: usize,
     old_entries: usize,
     old_outside: usize,
+}
+
+/// The slots the update binned ([`AbpEngine::list_slots`]).
+fn binned<'a>(from_dirty: bool, to_bin: &'a [u32], store: &'a Store) -> &'a [u32] {
+    if from_dirty {
+        store.dirty()
+    } else {
+        to_bin
+    }
 }
 
 impl AbpEngine {
@@ -124,6 +138,8 @@ impl AbpEngine {
             layout_for: None,
             entries: 0,
             outside_count: 0,
+            to_bin: Vec::new(),
+            from_dirty: false,
             binning: Binning::default(),
             rebuilds: 0,
         }
@@ -196,16 +212,44 @@ impl AbpEngine {
             self.outside.resize(slots, false);
         }
         self.binning.grow(slots);
-        let to_bin = &mut self.binning.slots;
-        to_bin.clear();
-        if everything {
-            to_bin.extend((0..slots as u32).filter(|&i| store.is_alive(i as usize)));
-        } else {
-            to_bin.extend_from_slice(store.dirty());
-            self.cells.order_slots(to_bin, slots, |i| store.is_dirty(i));
-        }
+        self.list_slots(store, everything);
         let grid = &self.grid;
-        let to_bin = &self.binning.slots;
+        let bin = |slot: u32, i: usize, sink: &mut BinSink<'_>, st: &mut ColumnChunk| {
+            let s = slot as usize;
+            // What the slot held in the columns leaves them (a new layout starts empty).
+            let was_in = !everything && store.was_in(s);
+            if was_in {
+                st.old_entries += st.ranges[i].count();
+                st.old_outside += usize::from(std::mem::take(&mut st.outside[i]));
+            }
+            if !store.is_alive(s) {
+                return Stay::No;
+            }
+            let aabb = store.aabb_at(s);
+            let fixed = store.is_fixed(s);
+            let range = grid.range(aabb);
+            let stay = if was_in && range == st.ranges[i] {
+                // Same columns, same tag: they re-encode it where it is.
+                Stay::kept(fixed)
+            } else {
+                let arrival = Arrival {
+                    enc: EncodedBox::new(aabb, grid.axes),
+                    slot,
+                    tag: cells::tag(0, range.u0, range.v0),
+                };
+                for (u, v) in range.cells() {
+                    sink.push(grid.index(u, v), arrival, fixed);
+                }
+                Stay::No
+            };
+            let outside = grid.is_outside(aabb);
+            st.ranges[i] = range;
+            st.outside[i] = outside;
+            st.outside_count += usize::from(outside);
+            st.entries += range.count();
+            stay
+        };
+        let to_bin = binned(self.from_dirty, &self.to_bin, store);
         let chunks = Cells::chunks_for(to_bin, self.parallel);
         let states = split_slots(&mut self.ranges, to_bin, chunks)
             .into_iter()
@@ -222,49 +266,40 @@ impl AbpEngine {
                 (base, st)
             })
             .collect();
-        let states = self.cells.bin(
-            &mut self.binning,
-            states,
-            |slot, i, sink, st: &mut ColumnChunk| {
-                let s = slot as usize;
-                // What the slot held in the columns leaves them (a new layout starts empty).
-                let was_in = !everything && store.was_in(s);
-                if was_in {
-                    st.old_entries += st.ranges[i].count();
-                    st.old_outside += usize::from(std::mem::take(&mut st.outside[i]));
-                }
-                if !store.is_alive(s) {
-                    return Stay::No;
-                }
-                let aabb = store.aabb_at(s);
-                let fixed = store.is_fixed(s);
-                let range = grid.range(aabb);
-                let stay = if was_in && range == st.ranges[i] {
-                    // Same columns, same tag: they re-encode it where it is.
-                    Stay::kept(fixed)
-                } else {
-                    let arrival = Arrival {
-                        enc: EncodedBox::new(aabb, grid.axes),
-                        slot,
-                        tag: cells::tag(0, range.u0, range.v0),
-                    };
-                    for (u, v) in range.cells() {
-                        sink.push(grid.index(u, v), arrival, fixed);
-                    }
-                    Stay::No
-                };
-                let outside = grid.is_outside(aabb);
-                st.ranges[i] = range;
-                st.outside[i] = outside;
-                st.outside_count += usize::from(outside);
-                st.entries += range.count();
-                stay
-            },
-        );
+        // After a new layout, every box arrives in empty columns.
+        let states = self
+            .cells
+            .bin(&mut self.binning, to_bin, states, everything, bin);
         // The counts of one update's chunks: what they held left before what they add came.
         for st in &states {
             self.entries = self.entries + st.entries - st.old_entries;
             self.outside_count = self.outside_count + st.outside_count - st.old_outside;
+        }
+    }
+
+    /// Lists the slots to bin in increasing order: the store's changed list itself when it is
+    /// in order and holds them all (a simulation moves its bodies in the order it made them,
+    /// and every box is changed at the first update), else a copy, sorted; after a new layout,
+    /// every live slot. Copying the changed list was 4 bytes a box.
+    fn list_slots(&mut self, store: &Store, everything: bool) {
+        let dirty = store.dirty();
+        let in_order = dirty.windows(2).all(|w| w[0] < w[1]);
+        // In order and one per slot: every slot, so every live one.
+        self.from_dirty = in_order && (!everything || dirty.len() == store.slot_count());
+        let to_bin = &mut self.to_bin;
+        to_bin.clear();
+        if self.from_dirty {
+            // Not needed while the changed list comes in order.
+            *to_bin = Vec::new();
+            return;
+        }
+        if everything {
+            to_bin.reserve_exact(store.len());
+            to_bin.extend((0..store.slot_count() as u32).filter(|&i| store.is_alive(i as usize)));
+        } else {
+            to_bin.extend_from_slice(dirty);
+            let slots = store.slot_count();
+            self.cells.order_slots(to_bin, slots, |i| store.is_dirty(i));
         }
     }
 
@@ -311,7 +346,10 @@ impl Engine for AbpEngine {
     }
 
     fn update(&mut self, store: &Store, changes: &mut PairChanges) -> Result<(), Error> {
-        if !store.dirty().is_empty() {
+        if store.dirty().is_empty() {
+            self.from_dirty = false;
+            self.to_bin.clear();
+        } else {
             let everything = self.needs_new_layout(store);
             if everything {
                 self.new_layout(store);
@@ -322,7 +360,9 @@ impl Engine for AbpEngine {
             self.prune_touched(store);
         }
         // The columns' candidate changes are the update's changes.
-        self.cells.finish(self.parallel, &mut self.binning, changes);
+        let binned = binned(self.from_dirty, &self.to_bin, store);
+        self.cells
+            .finish(self.parallel, &mut self.binning, binned, changes);
         Ok(())
     }
 
@@ -385,7 +425,7 @@ impl Engine for AbpEngine {
         stats.memory_bytes += self.cells.memory_bytes()
             + self.ranges.capacity() * std::mem::size_of::<CellRange>()
             + self.outside.capacity()
-            + self.binning.slots.capacity() * 4;
+            + self.to_bin.capacity() * 4;
         stats.figures = Figures::Abp(AbpFigures {
             columns: self.grid.len() as u64,
             sweep_axis: self.grid.axes[0] as u64,
@@ -449,5 +489,62 @@ mod tests {
             );
         }
         assert!(abp.engine.rebuilds >= 1);
+    }
+}
+
+#[cfg(test)]
+mod memory_tests {
+    use crate::split_mix::SplitMix64;
+    use crate::{Aabb, Abp, BroadPhase, Config, ProxyDesc};
+
+    /// `n` boxes of size 0.5-2 in a cube with about one overlap per box.
+    fn crowd(n: usize, rng: &mut SplitMix64) -> Vec<(Aabb, ProxyDesc)> {
+        let side = 2.5 * (n as f32).cbrt();
+        (0..n)
+            .map(|_| {
+                let min = [rng.unit() * side, rng.unit() * side, rng.unit() * side];
+                let size = 0.5 + 1.5 * rng.unit();
+                let max = [min[0] + size, min[1] + size, min[2] + size];
+                (Aabb::new(min, max), ProxyDesc::dynamic())
+            })
+            .collect()
+    }
+
+    /// What Abp says it holds stays within 120 bytes a box plus 16 a pair, at the first update
+    /// (every box binned, every pair created: the columns are loaded without lists of
+    /// arrivals beside them, and the lists of candidates sized for every pair are given back)
+    /// and after updates that move every box.
+    #[test]
+    fn bytes_held_stay_within_the_budget() {
+        let mut rng = SplitMix64::new(7);
+        let n = 20_000;
+        let items = crowd(n, &mut rng);
+        let mut abp = Abp::new(Config::default().with_parallel(false));
+        let ids = abp.insert_batch(&items).unwrap_or_default();
+        let budget = |abp: &Abp| 120 * n + 16 * abp.stats().pairs;
+        assert!(abp.update().is_ok());
+        let first = abp.stats();
+        assert!(first.pairs > n / 4, "a crowd: {} pairs", first.pairs);
+        assert!(
+            first.memory_bytes <= budget(&abp),
+            "first update: {} bytes a box",
+            first.memory_bytes / n
+        );
+        let mut boxes: Vec<Aabb> = items.iter().map(|(b, _)| *b).collect();
+        for _ in 0..12 {
+            let moves: Vec<_> = ids
+                .iter()
+                .zip(&mut boxes)
+                .map(|(&id, b)| {
+                    let d = 0.05 * (rng.unit() - 0.5);
+                    *b = Aabb::new(b.min.map(|x| x + d), b.max.map(|x| x + d));
+                    (id, *b)
+                })
+                .collect();
+            assert!(abp.set_aabbs(&moves).is_ok());
+            assert!(abp.update().is_ok());
+            let held = abp.stats().memory_bytes;
+            assert!(held <= budget(&abp), "{} bytes a box", held / n);
+        }
     }
 }

@@ -11,11 +11,13 @@ use super::Cells;
 impl Cells {
     /// Ends the update: hands the cells' candidate changes over as `changes`, each list sorted
     /// and the pairs in both (their reporting cell changed) removed from both, with the tests
-    /// this update's pruning made; then sets the slots `binning` binned back to unchanged.
+    /// this update's pruning made; then sets the `slots` binned back to unchanged in
+    /// `binning`.
     pub(crate) fn finish(
         &mut self,
         parallel: bool,
         binning: &mut Binning,
+        slots: &[u32],
         changes: &mut PairChanges,
     ) {
         // Taken: an update that prunes nothing made no tests.
@@ -29,9 +31,15 @@ impl Cells {
         cancel_common(&mut self.created, &mut self.deleted);
         changes.created.extend_from_slice(&self.created);
         changes.deleted.extend_from_slice(&self.deleted);
-        self.trims[0].clear(&mut self.created);
-        self.trims[1].clear(&mut self.deleted);
-        binning.reset();
+        if std::mem::take(&mut self.listed) {
+            // A new layout created every pair (see `prune`).
+            self.created = Vec::new();
+            self.deleted = Vec::new();
+        } else {
+            self.trims[0].clear(&mut self.created);
+            self.trims[1].clear(&mut self.deleted);
+        }
+        binning.reset(slots);
     }
 
     /// The pairs of every cell that has some, cell by cell.

@@ -68,6 +68,8 @@ pub(crate) struct Cells {
     /// Chunks used by the last binning, and the slots it binned.
     active: usize,
     binned: usize,
+    /// This update loads a new layout: the chunks list only slots ([`Cells::bin`]).
+    listed: bool,
     /// Per cell: touched this update; boxes left it. Kept apart from the cells, which are
     /// large, so that marking stays in cache.
     is_touched: Vec<bool>,
@@ -162,6 +164,12 @@ impl Cells {
                 .iter()
                 .flat_map(|ch| ch.fixed.iter().chain(&ch.dynamic))
                 .map(|v| v.capacity() * size_of::<Arrival>())
+                .sum::<usize>()
+            + self
+                .chunks
+                .iter()
+                .flat_map(|ch| &ch.listed)
+                .map(|v| v.capacity() * 8)
                 .sum::<usize>()
             + self.cells.capacity() * size_of::<Cell>()
             + self.scratch_per_worker.sum(update::Scratch::memory_bytes)

@@ -1,9 +1,11 @@
 //! The parallel processing of the touched cells: each prunes on its own (rayon, one task per
 //! cell), each with its worker's scratch, and their candidate changes are gathered in cell order.
 
+use crate::slack::SMALL_MIN_BYTES;
+
 use super::bin::PARALLEL_MIN;
 use super::cell::Cell;
-use super::update::{prune_cell, Rules};
+use super::update::{prune_cell, Arrivals, Rules};
 use super::Cells;
 
 impl Cells {
@@ -19,8 +21,13 @@ impl Cells {
         self.scratch_per_worker.ensure();
         let scratches = &self.scratch_per_worker;
         let (is_touched, leavers, track) = (&self.is_touched, &self.leavers, self.track_bounds);
+        let arrivals = if self.listed {
+            Arrivals::Listed(chunks)
+        } else {
+            Arrivals::Inboxes(chunks)
+        };
         let work = |c: usize, cell: &mut Cell| {
-            scratches.with(|scratch| prune_cell(cell, c, leavers[c], chunks, scratch, rules));
+            scratches.with(|scratch| prune_cell(cell, c, leavers[c], arrivals, scratch, rules));
             if track {
                 cell.bounds = cell.measure();
             }
@@ -43,14 +50,26 @@ impl Cells {
             let cell = &mut self.cells[c];
             self.created.extend_from_slice(&cell.created);
             self.deleted.extend_from_slice(&cell.deleted);
-            cell.trims[0].clear(&mut cell.created);
-            cell.trims[1].clear(&mut cell.deleted);
+            if self.listed {
+                // A new layout created every pair: lists that long are not needed again.
+                cell.created = Vec::new();
+                cell.deleted = Vec::new();
+            } else {
+                cell.trims[0].clear_above(&mut cell.created, SMALL_MIN_BYTES);
+                cell.trims[1].clear_above(&mut cell.deleted, SMALL_MIN_BYTES);
+            }
             tests += cell.tests;
             self.is_touched[c] = false;
             self.leavers[c] = false;
         }
         self.tests = tests;
         self.touched.clear();
+        if self.listed {
+            // Loaded: the lists of slots go.
+            for chunk in &mut self.chunks {
+                chunk.listed = Vec::new();
+            }
+        }
     }
 }
 

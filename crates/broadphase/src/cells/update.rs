@@ -62,12 +62,22 @@ pub(crate) struct Rules<'a, A, L> {
     pub store: &'a Store,
 }
 
+/// Where a cell's arrivals are this update.
+#[derive(Clone, Copy)]
+pub(super) enum Arrivals<'a> {
+    /// In the chunks' inboxes, in the order of the chunks.
+    Inboxes(&'a [Chunk]),
+    /// As slots and tags in the chunks' lists ([`Cells::bin`](super::Cells::bin)):
+    /// every box of the cell arrived.
+    Listed(&'a [Chunk]),
+}
+
 /// Steps 1 to 5 of the [module docs](super) for cell `c`.
 pub(super) fn prune_cell<A, L>(
     cell: &mut Cell,
     c: usize,
     leaver: bool,
-    chunks: &[Chunk],
+    arrivals: Arrivals<'_>,
     scratch: &mut Scratch,
     rules: &Rules<'_, A, L>,
 ) where
@@ -111,17 +121,64 @@ pub(super) fn prune_cell<A, L>(
             }
         }
     }
-    // A list whose every box changed (every dynamic box of the cell, in a scene where
-    // everything moves) is refilled in place: its arrivals are the list, and the worker's
-    // list stands, empty, for the unmoved boxes.
-    let (whole_dynamic, whole_fixed) = (cell.dynamic.is_empty(), cell.fixed.is_empty());
-    let (moved_dynamic, dynamic) =
-        moved_and_unmoved(whole_dynamic, &mut cell.dynamic, &mut scratch.moved_dynamic);
-    let (moved_fixed, fixed) =
-        moved_and_unmoved(whole_fixed, &mut cell.fixed, &mut scratch.moved_fixed);
     let order = &mut scratch.order;
-    gather_sorted(chunks, c, false, order, stay_dynamic, moved_dynamic);
-    gather_sorted(chunks, c, true, order, stay_fixed, moved_fixed);
+    let (moved_dynamic, dynamic, moved_fixed, fixed);
+    match arrivals {
+        Arrivals::Inboxes(chunks) => {
+            // A list whose every box changed (every dynamic box of the cell, in a scene where
+            // everything moves) is refilled in place: its arrivals are the list, and the
+            // worker's list stands, empty, for the unmoved boxes.
+            let (whole_dynamic, whole_fixed) = (cell.dynamic.is_empty(), cell.fixed.is_empty());
+            (moved_dynamic, dynamic) =
+                moved_and_unmoved(whole_dynamic, &mut cell.dynamic, &mut scratch.moved_dynamic);
+            (moved_fixed, fixed) =
+                moved_and_unmoved(whole_fixed, &mut cell.fixed, &mut scratch.moved_fixed);
+            let inbox = |fixed: bool| move |k: usize| chunks[k].inbox(c, fixed);
+            gather_sorted(
+                inbox(false),
+                chunks.len(),
+                order,
+                stay_dynamic,
+                moved_dynamic,
+            );
+            gather_sorted(inbox(true), chunks.len(), order, stay_fixed, moved_fixed);
+        }
+        Arrivals::Listed(chunks) => {
+            // Every box of the cell arrived: encoded from the store (in slot order, each box
+            // prefetched a few ahead), gathered sorted into the cell's lists, which are
+            // empty and take them with no room to spare.
+            debug_assert!(!leaver && cell.len() == 0, "a new layout");
+            let listed = chunks.iter().flat_map(|ch| &ch.listed[c]);
+            let (mut ahead, mut count) = (listed.clone().skip(STAY_AHEAD), [0usize; 2]);
+            for &e in listed {
+                if let Some(&a) = ahead.next() {
+                    prefetch_whole(store.aabb_at((a >> 32) as usize));
+                }
+                let slot = (e >> 32) as u32;
+                let aabb = store.aabb_at(slot as usize);
+                let enc = EncodedBox::new(aabb, cell.axes);
+                let arrival = Arrival {
+                    enc,
+                    slot,
+                    tag: e as u32,
+                };
+                let fixed = store.is_fixed(slot as usize);
+                count[usize::from(fixed)] += 1;
+                if fixed {
+                    stay_fixed.push(arrival);
+                } else {
+                    stay_dynamic.push(arrival);
+                }
+            }
+            cell.dynamic.reserve_exact(count[0]);
+            cell.fixed.reserve_exact(count[1]);
+            (moved_dynamic, dynamic) = (&mut cell.dynamic, &mut scratch.moved_dynamic);
+            (moved_fixed, fixed) = (&mut cell.fixed, &mut scratch.moved_fixed);
+            let (arrived_dynamic, arrived_fixed) = (&stay_dynamic[..], &stay_fixed[..]);
+            gather_sorted(|_| arrived_dynamic, 1, order, &mut [], moved_dynamic);
+            gather_sorted(|_| arrived_fixed, 1, order, &mut [], moved_fixed);
+        }
+    }
     cell.created.clear();
     cell.deleted.clear();
     cell.tests = 0;
@@ -184,23 +241,21 @@ fn moved_and_unmoved<'a>(
     }
 }
 
-/// Sorts cell `c`'s arrivals from every chunk on the sweep axis, merged with the boxes that
-/// `stay` in it (sorted here too), into `list` (emptied first). Sorting `key << 32 | chunk <<
-/// 28 | position` words and then copying is cheaper than moving whole arrivals around; chunk
-/// and position make the order total, and `stay` is sorted stably and comes first on equal
-/// keys, so the result is fixed.
-fn gather_sorted(
-    chunks: &[Chunk],
-    c: usize,
-    fixed: bool,
+/// Sorts the arrivals of `inboxes` inboxes (`inbox(k)`: a cell's arrivals from chunk `k`) on
+/// the sweep axis, merged with the boxes that `stay` in the cell (sorted here too), into
+/// `list` (emptied first). Sorting `key << 32 | inbox << 28 | position` words and then copying
+/// is cheaper than moving whole arrivals around; inbox and position make the order total, and
+/// `stay` is sorted stably and comes first on equal keys, so the result is fixed.
+fn gather_sorted<'a>(
+    inbox: impl Fn(usize) -> &'a [Arrival],
+    inboxes: usize,
     order: &mut Vec<u64>,
     stay: &mut [Arrival],
     list: &mut BoxList,
 ) {
     list.clear();
-    let inbox = |k: usize| chunks[k].inbox(c, fixed);
     order.clear();
-    for k in 0..chunks.len() {
+    for k in 0..inboxes {
         order.extend(
             inbox(k)
                 .iter()

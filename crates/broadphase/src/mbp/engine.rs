@@ -43,7 +43,8 @@ impl MbpEngine {
                     .reduce(|x, y| x.union(&y));
             }
         }
-        self.cells.finish(self.parallel, &mut self.binning, changes);
+        self.cells
+            .finish(self.parallel, &mut self.binning, &self.to_place, changes);
         for &s in &self.forced_list {
             self.forced[s as usize] = 0;
         }
@@ -132,7 +133,8 @@ impl Engine for MbpEngine {
                 .map(|e| e.capacity() * size_of::<RegionEntry>())
                 .sum::<usize>()
             + self.not_inside.0.capacity() * 8
-            + self.forced.capacity();
+            + self.forced.capacity()
+            + self.to_place.capacity() * 4;
         let regions = self
             .regions
             .iter()

@@ -156,9 +156,9 @@ impl MbpEngine {
         self.cells.track_bounds = true;
         self.refresh_regions();
         self.layout_for = Some(n);
-        self.binning.slots.clear();
+        self.to_place.clear();
         // Every live proxy, and the removed ones (to forget them).
-        self.binning.slots.extend(
+        self.to_place.extend(
             (0..store.slot_count() as u32)
                 .filter(|&i| store.is_alive(i as usize) || store.is_dirty(i as usize)),
         );

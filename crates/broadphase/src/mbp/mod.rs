@@ -182,7 +182,9 @@ pub struct MbpEngine {
     layout_for: Option<usize>,
     /// A full layout is due (the origin moved, or the first region was added).
     relayout: bool,
-    /// The slots to place this update, and what became of each.
+    /// The slots to place this update (each once, in increasing order), and what became of
+    /// each.
+    to_place: Vec<u32>,
     binning: Binning,
     layouts: u64,
     recuts: u64,
@@ -312,6 +314,7 @@ impl MbpEngine {
             switching: false,
             layout_for: None,
             relayout: false,
+            to_place: Vec::new(),
             binning: Binning::default(),
             layouts: 0,
             recuts: 0,

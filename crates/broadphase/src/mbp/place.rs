@@ -87,16 +87,16 @@ impl MbpEngine {
                 }
             }
         }
-        self.binning.slots.clear();
-        self.binning.slots.extend_from_slice(store.dirty());
-        self.binning.slots.extend(
+        self.to_place.clear();
+        self.to_place.extend_from_slice(store.dirty());
+        self.to_place.extend(
             self.forced_list
                 .iter()
                 .filter(|&&s| !store.is_dirty(s as usize)),
         );
         let forced = &self.forced;
         self.cells
-            .order_slots(&mut self.binning.slots, store.slot_count(), |s| {
+            .order_slots(&mut self.to_place, store.slot_count(), |s| {
                 store.is_dirty(s) || forced[s] != 0
             });
     }
@@ -118,7 +118,7 @@ impl MbpEngine {
             lookup_all: self.lookup_all,
             new_cells: self.new_cells,
         };
-        let to_place = &self.binning.slots;
+        let to_place = &self.to_place;
         let chunks = Cells::chunks_for(to_place, self.parallel);
         let states = split_slots(&mut self.members, to_place, chunks)
             .into_iter()
@@ -133,11 +133,13 @@ impl MbpEngine {
                 (base, st)
             })
             .collect();
-        let states = self
-            .cells
-            .bin(&mut self.binning, states, |slot, i, sink, st| {
-                ctx.place(slot, i, sink, st)
-            });
+        let states = self.cells.bin(
+            &mut self.binning,
+            to_place,
+            states,
+            false,
+            |slot, i, sink, st| ctx.place(slot, i, sink, st),
+        );
         // Store the lists of the proxies in several regions, release the lists of the others.
         let done: Vec<(Vec<RegionEntry>, Vec<Fixup>)> =
             states.into_iter().map(|st| (st.lists, st.fixups)).collect();

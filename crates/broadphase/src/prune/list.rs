@@ -176,6 +176,16 @@ impl BoxList {
         }
     }
 
+    /// Makes room for exactly `n` more boxes, where the list would leave room to spare
+    /// (a list loaded once, whose length is known).
+    pub(crate) fn reserve_exact(&mut self, n: usize) {
+        for keys in self.key_columns() {
+            keys.reserve_exact(n);
+        }
+        self.ids.reserve_exact(n);
+        self.tags.reserve_exact(n);
+    }
+
     /// Makes room for `n` more boxes.
     pub(crate) fn reserve(&mut self, n: usize) {
         for keys in self.key_columns() {
