@@ -44,11 +44,10 @@ use measure::Meter;
 /// | 8 pairs or more per proxy (leaves under 6), under 50,000 proxies | Sap | [`Reason::Crowded`] |
 /// | the same, 50,000 proxies or more (Grid leaves under 40,000) | Grid | [`Reason::LargeCrowd`] |
 /// | under 50,000 proxies, 15% or fewer changing per update (leaves over 25%) | Sap | [`Reason::MostlyResting`] |
-/// | 20,000 proxies or more, clustering index 1.25 or more (leaves under 1.15) | QuadTree | [`Reason::Clustered`] |
 /// | anything else | Abp | [`Reason::Moving`] |
 ///
-/// The first update chooses from what it can see (counts, the fixed share, the clustering
-/// index, and pairs estimated from the overlaps among a sample of the boxes) and takes the
+/// The first update chooses from what it can see (counts, the fixed share, and pairs
+/// estimated from the overlaps among a sample of the boxes) and takes the
 /// choice at once; motion is known from the second update on, whose choice is taken at once
 /// too (the first was made blind to motion). The hold applies from the third, except to an
 /// update that changes half the proxies or more, or a quarter of them more than the running

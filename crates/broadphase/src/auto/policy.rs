@@ -25,9 +25,6 @@ pub enum Reason {
     /// Few proxies change per update in a small scene: [`Sap`](crate::Sap)'s sorted axes
     /// hardly change, and it touches only the boxes that move.
     MostlyResting,
-    /// The boxes gather in clusters in a large scene: [`QuadTree`](crate::QuadTree)'s nodes
-    /// follow the clusters where fixed columns cut through them.
-    Clustered,
     /// Many pairs per proxy in a small scene: [`Sap`](crate::Sap) keeps the pairs and
     /// updates them by swaps, where a pass over each column finds and diffs each again.
     Crowded,
@@ -47,7 +44,6 @@ impl fmt::Display for Reason {
             Reason::Pinned => "pinned",
             Reason::FixedLevel => "most proxies are fixed",
             Reason::MostlyResting => "few proxies change per update in a small scene",
-            Reason::Clustered => "the boxes gather in clusters in a large scene",
             Reason::Crowded => "many pairs per proxy",
             Reason::LargeCrowd => "many pairs per proxy in a large scene",
             Reason::Moving => "many proxies move, arrive or leave",
@@ -110,17 +106,11 @@ const LARGE_CROWD: Band = Band {
     leave: 40_000.0,
 };
 
-/// Clustering index of a clustered scene, from 20,000 proxies up. The lab's clustered scene
-/// (Gaussian clusters of about 1,000 boxes) measures 2.3 at 30k, 1.34 at 100k, 1.18 at 300k;
-/// boxes spread evenly, 0.95–1.05. clustered 30k: QuadTree 7.3, Abp 8.6; 100k: QuadTree
-/// 16.8, Mbp 17.0, Abp 26.9; uniform 100k: Abp 9.6, QuadTree 10.3.
-const CLUSTERED: Band = Band {
-    enter: 1.25,
-    leave: 1.15,
-};
-/// Proxies from which clusters pay for QuadTree's build (see [`CLUSTERED`]).
-const CLUSTERED_MIN_PROXIES: usize = 20_000;
-
+/// Clusters are no reason to leave Abp: clustered (Gaussian clusters of about 1,000 boxes) at
+/// 30k: Abp 5.90, Mbp 5.80, QuadTree 6.13; 100k: Abp 11.7, Mbp 11.6, QuadTree 13.4; 300k: Abp
+/// 31.5, QuadTree 42.3 (`bplab run --scene clustered --threads 1`). An earlier rule sent
+/// clustered scenes from 20,000 proxies to QuadTree, when Abp's columns were laid out from a
+/// sample that missed most clusters.
 /// The algorithm that suits `m`, and why, given the one running now (`current`, with the
 /// reason it was chosen for).
 pub(crate) fn choose(m: &SceneMeasures, current: Reason) -> (Algorithm, Reason) {
@@ -142,10 +132,6 @@ pub(crate) fn choose(m: &SceneMeasures, current: Reason) -> (Algorithm, Reason) 
     }
     if m.proxies < SMALL_SCENE && RESTING.below(m.changed_share, holds(Reason::MostlyResting)) {
         return (Algorithm::Sap, Reason::MostlyResting);
-    }
-    if m.proxies >= CLUSTERED_MIN_PROXIES && CLUSTERED.above(m.clustering, holds(Reason::Clustered))
-    {
-        return (Algorithm::QuadTree, Reason::Clustered);
     }
     (Algorithm::Abp, Reason::Moving)
 }
