@@ -32,6 +32,7 @@ use crate::cells::{
 use crate::engine::{Driver, Engine, PairChanges, PairList, Store};
 use crate::prune::EncodedBox;
 use crate::query::{segment_bounds, Ray};
+use crate::slack;
 use crate::{Aabb, AbpFigures, Algorithm, Config, Error, Figures, Stats};
 pub use settings::AbpSettings;
 
@@ -208,8 +209,8 @@ impl AbpEngine {
     fn bin_movers(&mut self, store: &Store, everything: bool) {
         let slots = store.slot_count();
         if self.ranges.len() < slots {
-            self.ranges.resize(slots, CellRange::default());
-            self.outside.resize(slots, false);
+            slack::resize(&mut self.ranges, slots, CellRange::default());
+            slack::resize(&mut self.outside, slots, false);
         }
         self.binning.grow(slots);
         self.list_slots(store, everything);
@@ -297,6 +298,7 @@ impl AbpEngine {
             to_bin.reserve_exact(store.len());
             to_bin.extend((0..store.slot_count() as u32).filter(|&i| store.is_alive(i as usize)));
         } else {
+            slack::grow(to_bin, dirty.len());
             to_bin.extend_from_slice(dirty);
             let slots = store.slot_count();
             self.cells.order_slots(to_bin, slots, |i| store.is_dirty(i));

@@ -191,4 +191,20 @@ mod tests {
             (Algorithm::Abp, Reason::Moving)
         );
     }
+
+    /// Clusters of moving boxes run on Abp, however tight.
+    #[test]
+    fn moving_clusters_run_on_abp() {
+        for clustering in [1.0, 1.3, 2.5] {
+            let clusters = SceneMeasures {
+                pairs_per_proxy: 1.6,
+                clustering,
+                ..crowd(100_000)
+            };
+            assert_eq!(
+                choose(&clusters, Reason::NotChosen),
+                (Algorithm::Abp, Reason::Moving)
+            );
+        }
+    }
 }

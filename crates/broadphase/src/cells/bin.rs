@@ -6,7 +6,7 @@
 
 use crate::prefetch::prefetch_tail;
 use crate::prune::EncodedBox;
-use crate::slack::{grow, Trim};
+use crate::slack::{self, grow, Trim};
 
 use super::Cells;
 
@@ -179,7 +179,7 @@ impl Binning {
     /// Sizes the per-slot records for `slot_count` slots.
     pub(crate) fn grow(&mut self, slot_count: usize) {
         if self.stays.len() < slot_count {
-            self.stays.resize(slot_count, Stay::Unchanged);
+            slack::resize(&mut self.stays, slot_count, Stay::Unchanged);
         }
     }
 

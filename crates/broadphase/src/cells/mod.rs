@@ -18,6 +18,10 @@
 //! 5. merges its arrivals into its sorted lists (fixed boxes are thus re-sorted only when they
 //!    change: the changed ones are sorted, then merged).
 //!
+//! A new layout, whose cells are all empty and receive every box, bins only each arrival's
+//! slot and tag: each cell encodes its boxes from the store as it loads them, so that the
+//! arrivals of every box are never held beside the cells.
+//!
 //! Cells are independent, so they are processed in parallel (rayon), and the arrivals are
 //! binned in parallel too, one chunk of the (sorted) changed slots per thread, each chunk
 //! writing its owner's per-slot records for its own range of slots. Every cell reads its

@@ -27,7 +27,7 @@ pub(super) struct Scratch {
     order: Vec<u64>,
     found: Vec<u64>,
     /// The changed boxes that stay in the cell, as `(slot, tag)`, then re-encoded, dynamic
-    /// and fixed apart.
+    /// and fixed apart (at a new layout, every box arriving, encoded).
     staying: Vec<(u32, u32)>,
     stay_dynamic: Vec<Arrival>,
     stay_fixed: Vec<Arrival>,
@@ -149,7 +149,7 @@ pub(super) fn prune_cell<A, L>(
             // empty and take them with no room to spare.
             debug_assert!(!leaver && cell.len() == 0, "a new layout");
             let listed = chunks.iter().flat_map(|ch| &ch.listed[c]);
-            let (mut ahead, mut count) = (listed.clone().skip(STAY_AHEAD), [0usize; 2]);
+            let mut ahead = listed.clone().skip(STAY_AHEAD);
             for &e in listed {
                 if let Some(&a) = ahead.next() {
                     prefetch_whole(store.aabb_at((a >> 32) as usize));
@@ -162,16 +162,14 @@ pub(super) fn prune_cell<A, L>(
                     slot,
                     tag: e as u32,
                 };
-                let fixed = store.is_fixed(slot as usize);
-                count[usize::from(fixed)] += 1;
-                if fixed {
+                if store.is_fixed(slot as usize) {
                     stay_fixed.push(arrival);
                 } else {
                     stay_dynamic.push(arrival);
                 }
             }
-            cell.dynamic.reserve_exact(count[0]);
-            cell.fixed.reserve_exact(count[1]);
+            cell.dynamic.reserve_exact(stay_dynamic.len());
+            cell.fixed.reserve_exact(stay_fixed.len());
             (moved_dynamic, dynamic) = (&mut cell.dynamic, &mut scratch.moved_dynamic);
             (moved_fixed, fixed) = (&mut cell.fixed, &mut scratch.moved_fixed);
             let (arrived_dynamic, arrived_fixed) = (&stay_dynamic[..], &stay_fixed[..]);

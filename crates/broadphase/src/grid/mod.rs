@@ -57,6 +57,7 @@ use crate::pairs::{cancel_common, pair_key};
 use crate::par::{self, each_mut as run_each, PerWorker, SORT_BOTH_MIN};
 use crate::query::{segment_bounds, Ray};
 use crate::radix::KeySorter;
+use crate::slack;
 use crate::slack::Trim;
 use crate::store::Store;
 use crate::{Aabb, Algorithm, Config, Error, Figures, GridFigures, Stats};
@@ -287,8 +288,8 @@ impl GridEngine {
         // Boxes keep their level-0 entries from the last update unless every box must be
         // binned again (a new layout, or the chapter's way chosen).
         let keep = self.settings.keep_cells && !all_dirty;
-        self.placed.resize(slots, Placement::NONE);
-        self.fates.resize(slots, 0);
+        slack::resize(&mut self.placed, slots, Placement::NONE);
+        slack::resize(&mut self.fates, slots, 0);
         let mut work: Vec<(&mut Binner, ChunkState<'_>)> = self
             .binners
             .iter_mut()

@@ -5,6 +5,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::cells::grid::CellRange;
+use crate::slack;
 use crate::store::Store;
 
 use super::MbpEngine;
@@ -159,9 +160,9 @@ impl MbpEngine {
     pub(super) fn grow_slots(&mut self, store: &Store) {
         let n = store.slot_count();
         if self.members.len() < n {
-            self.members.resize(n, Membership::default());
-            self.sole_region.resize(n, NOT_SOLE);
-            self.forced.resize(n, 0);
+            slack::resize(&mut self.members, n, Membership::default());
+            slack::resize(&mut self.sole_region, n, NOT_SOLE);
+            slack::resize(&mut self.forced, n, 0);
             self.not_inside
                 .0
                 .resize_with(n.div_ceil(64), AtomicU64::default);

@@ -81,6 +81,7 @@ use crate::engine::{Driver, Engine, PairChanges, PairList, Store};
 use crate::pairs::{diff_pairs_in_place, key_slots};
 use crate::query::Ray;
 use crate::radix::KeySorter;
+use crate::slack;
 use crate::{
     Aabb, Algorithm, Config, Error, Figures, Layer, LayerMask, ProxyDesc, ProxyId, QuadTreeFigures,
     Stats,
@@ -622,8 +623,8 @@ impl QuadTreeEngine {
     fn sort_changes(&mut self, store: &Store) -> (Vec<Mode>, Vec<usize>) {
         let slots = store.slot_count();
         if self.home.len() < slots {
-            self.home.resize(slots, NO_TREE);
-            self.locs.resize(slots, NONE);
+            slack::resize(&mut self.home, slots, NO_TREE);
+            slack::resize(&mut self.locs, slots, NONE);
         }
         // Changed proxies per tree: those it holds and those that will join it.
         let mut changed = vec![0usize; self.trees.len()];

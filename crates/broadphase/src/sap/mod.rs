@@ -88,6 +88,7 @@ use crate::encode::{box_keys, decode, encode_at_least, encode_at_most};
 use crate::engine::{Driver, Engine, PairChanges, PairList, Store};
 use crate::pairs::{cancel_common, key_slots, pair_key};
 use crate::prune::BoxList;
+use crate::slack;
 use crate::{Aabb, Algorithm, Config, Error, Figures, ProxyDesc, SapFigures, Stats};
 use axis::{Axis, Joiner, Shared, ASLEEP, AWAKE, DROP, FIXED, FRESH, GOING, MOVED};
 use batch::Batch;
@@ -304,10 +305,10 @@ impl SapEngine {
     fn classify(&mut self, store: &Store) {
         let n = store.slot_count();
         if self.keys.len() < n {
-            self.keys.resize(n, [0; 6]);
-            self.state.resize(n, 0);
-            self.still.resize(n, 0);
-            self.filter.resize(n, 0);
+            slack::resize(&mut self.keys, n, [0; 6]);
+            slack::resize(&mut self.state, n, 0);
+            slack::resize(&mut self.still, n, 0);
+            slack::resize(&mut self.filter, n, 0);
         }
         let shifted = store.shift_count() != self.shifts_seen;
         self.shifts_seen = store.shift_count();

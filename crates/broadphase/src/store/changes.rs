@@ -3,6 +3,7 @@
 
 use super::{Store, ALIVE, DIRTY, FIXED, OUT, WAS_IN};
 use crate::filter::LayerMatrix;
+use crate::slack::grow;
 use crate::{Error, Layer};
 
 /// Flags `slot` as changed and lists it, unless it is already.
@@ -10,6 +11,8 @@ use crate::{Error, Layer};
 fn mark_changed(flags: &mut u8, dirty: &mut Vec<u32>, slot: usize) {
     if *flags & DIRTY == 0 {
         *flags |= DIRTY;
+        // As long as the slots, at most: an eighth to spare, not double.
+        grow(dirty, 1);
         dirty.push(slot as u32);
     }
 }

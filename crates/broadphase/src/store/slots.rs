@@ -5,6 +5,7 @@ use super::moves::MOVE_AHEAD;
 use super::{Store, ALIVE, BOX_SET, FIXED, LEAVING, OUT, RETIRED};
 use crate::filter::check_layer;
 use crate::prefetch::{prefetch, prefetch_whole};
+use crate::slack::grow;
 use crate::{Aabb, Error, ProxyDesc, ProxyId};
 
 /// The [`FIXED`] flag of a description.
@@ -42,6 +43,11 @@ impl Store {
                 s
             }
             None => {
+                // Past the slots it had, the arrays grow by an eighth, not double.
+                grow(&mut self.aabbs, 1);
+                grow(&mut self.descs, 1);
+                grow(&mut self.generations, 1);
+                grow(&mut self.flags, 1);
                 self.aabbs.push(aabb);
                 self.descs.push(desc);
                 self.generations.push(0);
