@@ -54,12 +54,15 @@ pub(crate) fn mix(i: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// Whether the `i`-th item of a sequence is in a sample of about one item in `stride`, picked
-/// by a hash of `i`. Taking every `stride`-th item instead lines up with any order that
-/// repeats: boxes made round-robin over 100 clusters, one in 25 taken, sample 4 clusters.
-#[inline]
-pub(crate) fn in_sample(i: usize, stride: usize) -> bool {
-    mix(i as u64).is_multiple_of(stride.max(1) as u64)
+/// About one item of `items` in `stride`, each picked by a hash of its position. Taking every
+/// `stride`-th item instead lines up with any order that repeats: boxes made round-robin over
+/// 100 clusters, one in 25 taken, sample 4 clusters.
+pub(crate) fn sample<T>(items: impl Iterator<Item = T>, stride: usize) -> impl Iterator<Item = T> {
+    let stride = stride.max(1) as u64;
+    items
+        .enumerate()
+        .filter(move |&(i, _)| mix(i as u64).is_multiple_of(stride))
+        .map(|(_, item)| item)
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@
 //! it are clamped into the border cells, which reach to infinity. Sap cuts its large batches of
 //! fresh boxes with the same grid, sized its own way ([`ColumnGrid::cut`]).
 
-use crate::split_mix::in_sample;
+use crate::split_mix::sample;
 use crate::Aabb;
 
 /// How a grid is sized: the knobs of [`AbpSettings`](crate::AbpSettings), shared with Mbp.
@@ -80,11 +80,7 @@ impl Spread {
         // one in 25 taken, gave a grid over 4 of them, which left 43% of the boxes outside it:
         // Abp laid its columns out again every update).
         let stride = n.div_ceil(SAMPLE).max(1);
-        let sample: Vec<&Aabb> = boxes
-            .enumerate()
-            .filter(|&(i, _)| in_sample(i, stride))
-            .map(|(_, b)| b)
-            .collect();
+        let sample: Vec<&Aabb> = sample(boxes, stride).collect();
         if sample.is_empty() {
             return None;
         }

@@ -106,20 +106,9 @@ pub(super) fn prune_cell<A, L>(
         };
         cell.fixed.retain(|id| !changed(id), ahead, &mut stay);
         cell.dynamic.retain(|id| !changed(id), ahead, &mut stay);
-        // The stayers' boxes lie all over the store: each is prefetched a few stayers ahead.
-        for k in 0..staying.len() {
-            if let Some(&(ahead, _)) = staying.get(k + STAY_AHEAD) {
-                prefetch_whole(store.aabb_at(ahead as usize));
-            }
-            let (slot, tag) = staying[k];
-            let enc = EncodedBox::new(store.aabb_at(slot as usize), cell.axes);
-            let arrival = Arrival { enc, slot, tag };
-            if stays[slot as usize] == Stay::Fixed {
-                stay_fixed.push(arrival);
-            } else {
-                stay_dynamic.push(arrival);
-            }
-        }
+        let is_fixed = |slot: u32| stays[slot as usize] == Stay::Fixed;
+        let split = (&mut *stay_dynamic, &mut *stay_fixed);
+        encode_from_store(staying.iter().copied(), store, cell.axes, is_fixed, split);
     }
     let order = &mut scratch.order;
     let (moved_dynamic, dynamic, moved_fixed, fixed);
@@ -149,25 +138,10 @@ pub(super) fn prune_cell<A, L>(
             // empty and take them with no room to spare.
             debug_assert!(!leaver && cell.len() == 0, "a new layout");
             let listed = chunks.iter().flat_map(|ch| &ch.listed[c]);
-            let mut ahead = listed.clone().skip(STAY_AHEAD);
-            for &e in listed {
-                if let Some(&a) = ahead.next() {
-                    prefetch_whole(store.aabb_at((a >> 32) as usize));
-                }
-                let slot = (e >> 32) as u32;
-                let aabb = store.aabb_at(slot as usize);
-                let enc = EncodedBox::new(aabb, cell.axes);
-                let arrival = Arrival {
-                    enc,
-                    slot,
-                    tag: e as u32,
-                };
-                if store.is_fixed(slot as usize) {
-                    stay_fixed.push(arrival);
-                } else {
-                    stay_dynamic.push(arrival);
-                }
-            }
+            let listed = listed.map(|&e| ((e >> 32) as u32, e as u32));
+            let is_fixed = |slot: u32| store.is_fixed(slot as usize);
+            let split = (&mut *stay_dynamic, &mut *stay_fixed);
+            encode_from_store(listed, store, cell.axes, is_fixed, split);
             cell.dynamic.reserve_exact(stay_dynamic.len());
             cell.fixed.reserve_exact(stay_fixed.len());
             (moved_dynamic, dynamic) = (&mut cell.dynamic, &mut scratch.moved_dynamic);
@@ -218,6 +192,31 @@ pub(super) fn prune_cell<A, L>(
     }
     merge_arrivals(&mut cell.dynamic, &mut scratch.moved_dynamic);
     merge_arrivals(&mut cell.fixed, &mut scratch.moved_fixed);
+}
+
+/// Encodes the boxes of `items` (`(slot, tag)`, in order) from the store for a cell sweeping
+/// on `axes`, each pushed to `split.1` when `fixed(slot)`, else to `split.0`. The boxes lie
+/// all over the store: each is prefetched [`STAY_AHEAD`] items ahead.
+fn encode_from_store(
+    items: impl Iterator<Item = (u32, u32)> + Clone,
+    store: &Store,
+    axes: [usize; 3],
+    fixed: impl Fn(u32) -> bool,
+    split: (&mut Vec<Arrival>, &mut Vec<Arrival>),
+) {
+    let mut ahead = items.clone().skip(STAY_AHEAD);
+    for (slot, tag) in items {
+        if let Some((a, _)) = ahead.next() {
+            prefetch_whole(store.aabb_at(a as usize));
+        }
+        let enc = EncodedBox::new(store.aabb_at(slot as usize), axes);
+        let list = if fixed(slot) {
+            &mut *split.1
+        } else {
+            &mut *split.0
+        };
+        list.push(Arrival { enc, slot, tag });
+    }
 }
 
 /// The lists a cell's arrivals are gathered into and its unmoved boxes are read from: the

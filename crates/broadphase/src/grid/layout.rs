@@ -13,7 +13,7 @@
 //! far apart that share one only add candidates, which the exact tests reject.
 
 use crate::simd;
-use crate::split_mix::in_sample;
+use crate::split_mix::sample;
 use crate::Aabb;
 
 /// Cell coordinates are clamped to ±2^29 so that they and their differences fit an `i32`.
@@ -257,12 +257,8 @@ impl Layout {
         boxes: impl Iterator<Item = &'a Aabb>,
     ) -> Self {
         let stride = n.div_ceil(SAMPLE).max(1);
-        // A hashed sample: a stride lines up with an order that repeats (`split_mix::in_sample`).
-        let sample: Vec<&Aabb> = boxes
-            .enumerate()
-            .filter(|&(i, _)| in_sample(i, stride))
-            .map(|(_, b)| b)
-            .collect();
+        // A hashed sample: a stride lines up with an order that repeats.
+        let sample: Vec<&Aabb> = sample(boxes, stride).collect();
         let mut lo = [0.0f32; 3];
         let mut hi = [0.0f32; 3];
         let mut spread = [0.0f64; 3];

@@ -4,7 +4,7 @@
 
 use crate::cells::grid::{centre_spread, ColumnGrid};
 use crate::cells::{self, Cell};
-use crate::split_mix::in_sample;
+use crate::split_mix::sample;
 use crate::store::Store;
 use crate::Aabb;
 
@@ -128,12 +128,9 @@ impl MbpEngine {
         let lookup = RegionIndex::new(self.plane(), &table);
         let stride = n.div_ceil(4096 + 64 * table.len()).max(1);
         let mut samples: Vec<Vec<Aabb>> = vec![Vec::new(); MAX_REGIONS];
-        // A hashed sample: a stride lines up with an order that repeats (`split_mix::in_sample`).
-        for (_, i) in (0..store.slot_count())
-            .filter(|&i| store.is_alive(i))
-            .enumerate()
-            .filter(|&(k, _)| in_sample(k, stride))
-        {
+        // A hashed sample: a stride lines up with an order that repeats.
+        let live = (0..store.slot_count()).filter(|&i| store.is_alive(i));
+        for i in sample(live, stride) {
             for r in lookup.lookup(store.aabb_at(i)).iter() {
                 samples[r].push(*store.aabb_at(i));
             }
