@@ -12,11 +12,12 @@ pub(super) const MOVE_AHEAD: usize = 8;
 /// Moves per batch from which [`Store::set_aabbs`] spreads them over threads.
 const PARALLEL_MOVES: usize = 1 << 15;
 
-/// What [`write_moves`] did: changed slots listed, slots newly [`BOX_SET`], and the union of
-/// the boxes written.
+/// What [`write_moves`] did: changed slots listed, slots newly [`BOX_SET`], boxes that moved
+/// (set to a box other than the one they had), and the union of the boxes that moved.
 pub(super) struct Written {
     pub(super) changed: usize,
     pub(super) newly_set: usize,
+    pub(super) moved: usize,
     pub(super) lo: [f32; 3],
     pub(super) hi: [f32; 3],
 }
@@ -26,6 +27,7 @@ impl Written {
     pub(super) const NONE: Self = Self {
         changed: 0,
         newly_set: 0,
+        moved: 0,
         lo: [f32::INFINITY; 3],
         hi: [f32::NEG_INFINITY; 3],
     };
@@ -53,6 +55,7 @@ impl Written {
     pub(super) fn add(&mut self, other: &Written) {
         self.changed += other.changed;
         self.newly_set += other.newly_set;
+        self.moved += other.moved;
         for a in 0..3 {
             self.lo[a] = self.lo[a].min(other.lo[a]);
             self.hi[a] = self.hi[a].max(other.hi[a]);
@@ -100,12 +103,17 @@ pub(super) fn write_moves(
 /// still one. Such a slot keeps its flags, so the update does not visit it (a slot changed
 /// earlier in the frame stays changed). It is not counted as set either: a frame that sets
 /// every box but some to themselves keeps the world's bounds loose (they still hold every
-/// box) instead of taking the union of the set boxes.
+/// box) instead of taking the union of the set boxes. Nor is the slot written: a frame of
+/// still boxes then only reads the store, where writing the boxes back made every line of
+/// the array go back to memory.
 #[inline(always)]
 pub(super) fn write_one(stored: &mut Aabb, flag: &mut u8, aabb: Aabb, w: &mut Written) -> bool {
     let same = *stored == aabb;
-    *stored = aabb;
-    w.grow(&aabb);
+    if !same {
+        *stored = aabb;
+        w.grow(&aabb);
+    }
+    w.moved += usize::from(!same);
     let f = *flag;
     let set = if same { 0 } else { BOX_SET | DIRTY };
     *flag = f | set;
@@ -148,21 +156,29 @@ impl Store {
         let checked = if pieces > 1 {
             scatter::check_pieces(self, items, pieces, &mut scatter)
         } else {
-            self.check_moves(items).map(|_| false)
+            self.check_moves(items).map(|c| Checked {
+                increasing: false,
+                ..c
+            })
         };
-        let increasing = match checked {
-            Ok(increasing) => increasing,
+        let Checked { increasing, still } = match checked {
+            Ok(checked) => checked,
             Err(e) => {
                 self.scatter = scatter;
                 return Err(e);
             }
         };
         debug_assert!(!increasing || items.windows(2).all(|w| w[0].0.index() < w[1].0.index()));
+        // The still items change nothing: pass two starts after them (scattered pieces were
+        // listed by their place in the whole batch, and write it whole unless it is all still).
+        let moving = &items[still..];
         let mut dirty = std::mem::take(&mut self.dirty);
         let before = dirty.len();
-        dirty.resize(before + items.len(), 0);
-        let written = if increasing {
-            scatter::write_pieces(self, items, pieces, &mut dirty[before..])
+        dirty.resize(before + if moving.is_empty() { 0 } else { items.len() }, 0);
+        let written = if moving.is_empty() {
+            Written::NONE
+        } else if increasing {
+            scatter::write_pieces(self, moving, pieces, &mut dirty[before..])
         } else if pieces > 1 {
             scatter::write_scattered(self, items, &mut scatter, &mut dirty[before..])
         } else {
@@ -170,7 +186,7 @@ impl Store {
                 &mut self.aabbs,
                 &mut self.flags,
                 0,
-                items,
+                moving,
                 &mut dirty[before..],
             )
         };
@@ -178,10 +194,12 @@ impl Store {
         self.dirty = dirty;
         self.scatter = scatter;
         self.boxes_set += written.newly_set;
-        if !items.is_empty() {
+        if written.moved > 0 {
             self.grow_bounds(&Aabb::new(written.lo, written.hi));
         }
-        self.bounds_loose += items.len();
+        // Boxes set to themselves loosen nothing: counting them made a frame of still boxes
+        // recompute the bounds from every box at every update.
+        self.bounds_loose += written.moved;
         Ok(())
     }
 
@@ -195,10 +213,17 @@ impl Store {
     }
 
     /// Pass one of [`Store::set_aabbs`]: the first item that is not a live proxy with a valid
-    /// box, as its error; else whether the items' slots increase.
-    pub(super) fn check_moves(&self, items: &[(ProxyId, Aabb)]) -> Result<bool, Error> {
+    /// box, as its error; else whether the items' slots increase, and how many items from the
+    /// first set a box to the box it already has.
+    ///
+    /// Those are compared here, while each slot's line is being read for its generation
+    /// anyway: a frame that sets every box to itself (bodies at rest, reported all the same)
+    /// then reads each item once, and pass two has nothing to write. The comparing stops at
+    /// the first box that moved: a moving frame compares one box.
+    pub(super) fn check_moves(&self, items: &[(ProxyId, Aabb)]) -> Result<Checked, Error> {
         let mut increasing = true;
         let mut last = None;
+        let mut still = 0;
         for (k, (id, aabb)) in items.iter().enumerate() {
             if let Some((ahead, _)) = items.get(k + MOVE_AHEAD) {
                 let i = ahead.index() as usize;
@@ -206,14 +231,31 @@ impl Store {
                     prefetch(g);
                     prefetch(f);
                 }
+                if still == k {
+                    if let Some(a) = self.aabbs.get(i) {
+                        prefetch_whole(a);
+                    }
+                }
             }
-            self.slot(*id)?;
+            let slot = self.slot(*id)?;
             aabb.validate()?;
             increasing &= last < Some(id.index());
             last = Some(id.index());
+            if still == k && self.aabbs[slot] == *aabb {
+                still += 1;
+            }
         }
-        Ok(increasing)
+        Ok(Checked { increasing, still })
     }
+}
+
+/// What pass one of [`Store::set_aabbs`] found in a batch (or a piece of it) of valid moves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Checked {
+    /// Whether the items' slots increase through the batch.
+    pub(super) increasing: bool,
+    /// How many items, from the first, set a box to the box it already has.
+    pub(super) still: usize,
 }
 
 #[cfg(test)]
@@ -304,11 +346,32 @@ mod tests {
                 (id, if k % 2 == 0 { stored } else { aabb })
             })
             .collect();
+        // The first half set to the boxes they have, in order and scattered: pass two
+        // starts after them, or writes the whole batch.
+        let half_still: Vec<(ProxyId, Aabb)> = in_order
+            .iter()
+            .enumerate()
+            .map(|(k, &(id, aabb))| {
+                let stored = *reference.aabb_at(id.index() as usize);
+                (id, if k < len / 2 { stored } else { aabb })
+            })
+            .collect();
+        let mut half_still_scattered = half_still.clone();
+        half_still_scattered[len / 2..].reverse();
         let mut faulty = in_order.clone();
         let last = faulty.len() - 1;
         faulty[last].1 = Aabb::new([1.0; 3], [0.0; 3]);
         faulty[PARALLEL_MOVES + 3].0 = ids[0];
-        for batch in [&in_order, &shuffled, &scattered, &rotated, &still, &faulty] {
+        for batch in [
+            &in_order,
+            &shuffled,
+            &scattered,
+            &rotated,
+            &still,
+            &half_still,
+            &half_still_scattered,
+            &faulty,
+        ] {
             let (mut one, _) = loaded(n, false);
             let (mut two, _) = loaded(n, true);
             let before = state(&two);
@@ -357,8 +420,19 @@ mod tests {
                 .filter(|&&id| store.slot(id).is_ok())
                 .map(|&id| (id, *store.aabb_at(id.index() as usize)))
                 .collect();
+            let (loose, bounds) = (store.bounds_loose, store.bounds);
             store.set_aabbs(&boxes).unwrap();
             store.set_aabb(boxes[3].0, boxes[3].1).unwrap();
+            assert_eq!(
+                (store.bounds_loose, store.bounds),
+                (loose, bounds),
+                "still boxes loosen nothing"
+            );
+            assert_eq!(
+                store.check_moves(&boxes).unwrap().still,
+                boxes.len(),
+                "every box is still"
+            );
             assert!(
                 store.dirty.is_empty(),
                 "parallel {parallel}: {:?}",

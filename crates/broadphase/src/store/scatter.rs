@@ -9,7 +9,7 @@ pub(super) use par::{check_pieces, write_pieces, write_scattered, Scatter};
 #[cfg(feature = "parallel")]
 mod par {
     use crate::prefetch::{prefetch, prefetch_whole};
-    use crate::store::moves::{write_moves, write_one, Written, MOVE_AHEAD};
+    use crate::store::moves::{write_moves, write_one, Checked, Written, MOVE_AHEAD};
     use crate::store::Store;
     use crate::{Aabb, Error, ProxyId};
     use rayon::prelude::*;
@@ -101,39 +101,45 @@ mod par {
     }
 
     /// Checks `items` in `pieces` pieces: the first error in item order, else whether the
-    /// slots increase through the whole batch. When they do not, `scatter` holds the items
-    /// listed by range for [`write_scattered`]: each piece lists its own as it checks them,
-    /// while they are in cache.
+    /// slots increase through the whole batch and how many items from the first are still.
+    /// When the slots do not increase, `scatter` holds the items listed by range for
+    /// [`write_scattered`]: each piece lists its own as it checks them, while they are in
+    /// cache.
     pub(in crate::store) fn check_pieces(
         store: &Store,
         items: &[(ProxyId, Aabb)],
         pieces: usize,
         scatter: &mut Scatter,
-    ) -> Result<bool, Error> {
+    ) -> Result<Checked, Error> {
         // Item indices are kept as `u32`: a batch of 2^32 items or more is not listed, and
         // takes one thread (see `write_scattered`).
         let listable = u32::try_from(items.len()).is_ok();
         scatter.plan(store.aabbs.len(), items.len(), pieces);
         let (per, ranges, per_range) = (scatter.per_piece, scatter.ranges, scatter.per_range);
-        // Per piece: whether its slots increase, and whether it was listed.
-        let checked: Vec<Result<(bool, bool), Error>> = items
+        // Per piece: what its check found, and whether it was listed.
+        let checked: Vec<Result<(Checked, bool), Error>> = items
             .par_chunks(per)
             .zip(scatter.lists.par_chunks_mut(ranges))
             .enumerate()
             .map(|(p, (piece, lists))| {
-                let increasing = store.check_moves(piece)?;
-                let list = listable && !increasing;
+                let checked = store.check_moves(piece)?;
+                let list = listable && !checked.increasing;
                 if list {
                     Scatter::list(per_range, p * per, piece, lists);
                 }
-                Ok((increasing, list))
+                Ok((checked, list))
             })
             .collect();
         let mut increasing = true;
+        let mut still = 0;
         let mut unlisted = Vec::new();
         for (p, result) in checked.into_iter().enumerate() {
-            let (piece_increasing, listed) = result?;
-            increasing &= piece_increasing;
+            let (piece, listed) = result?;
+            increasing &= piece.increasing;
+            // The still items run on into this piece only if every item before it was still.
+            if still == p * per {
+                still += piece.still;
+            }
             if !listed {
                 unlisted.push(p);
             }
@@ -143,7 +149,10 @@ mod par {
             .zip(items.chunks(per).skip(1))
             .all(|(a, b)| a.last().map(|x| x.0.index()) < b.first().map(|x| x.0.index()));
         if increasing && joins_increase {
-            return Ok(true);
+            return Ok(Checked {
+                increasing: true,
+                still,
+            });
         }
         // Out of order after all: list the pieces whose own slots increase too.
         if listable {
@@ -158,7 +167,10 @@ mod par {
                 Scatter::list(per_range, p * per, piece, lists);
             });
         }
-        Ok(false)
+        Ok(Checked {
+            increasing: false,
+            still,
+        })
     }
 
     /// Writes checked `items`, whose slots increase, in `pieces` pieces: each piece owns the
@@ -287,7 +299,7 @@ mod par {
 /// Without the `parallel` feature: one piece.
 #[cfg(not(feature = "parallel"))]
 mod par {
-    use crate::store::moves::{write_moves, Written};
+    use crate::store::moves::{write_moves, Checked, Written};
     use crate::store::Store;
     use crate::{Aabb, Error, ProxyId};
 
@@ -306,7 +318,7 @@ mod par {
         items: &[(ProxyId, Aabb)],
         _pieces: usize,
         _scatter: &mut Scatter,
-    ) -> Result<bool, Error> {
+    ) -> Result<Checked, Error> {
         store.check_moves(items)
     }
 
