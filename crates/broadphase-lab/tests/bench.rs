@@ -146,6 +146,33 @@ fn a_tiny_quick_matrix_runs_and_writes_every_file() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// With `resting` and `grid` at one size, the document sets each contender's resting frame
+/// against its moving one.
+#[test]
+fn resting_is_set_against_the_moving_lattice() {
+    let _guard = one_at_a_time();
+    let mut opts = tiny();
+    opts.scenes = vec![SceneKind::Resting, SceneKind::Grid];
+    opts.threads = vec![1];
+    let report = bench::run(&opts).unwrap();
+    let md = report::markdown(&report);
+    let section = md
+        .split("## At rest against moving")
+        .nth(1)
+        .expect("a section of its own");
+    let row = section
+        .lines()
+        .find(|l| l.starts_with("| 400 | 1 |"))
+        .expect("a row for the size");
+    let median = |scene: &str| {
+        let cell = report.cells.iter().find(|c| c.scene == scene).unwrap();
+        let abp = cell.contenders.iter().find(|k| k.name == "abp").unwrap();
+        abp.frame_ms.median
+    };
+    let ratio = median("resting") / median("grid");
+    assert!(row.contains(&format!("{ratio:.2} (")), "{row}");
+}
+
 #[test]
 fn pile_is_capped_fixed_boxes_do_not_pair_and_bad_options_are_refused() {
     let _guard = one_at_a_time();

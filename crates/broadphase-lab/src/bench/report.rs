@@ -424,6 +424,18 @@ pub fn markdown_with_charts(report: &BenchReport, charts: Option<&str>) -> Strin
     let mut time_header = header.clone();
     time_header.push("best peer".to_string());
     out += &table(&time_header, &times);
+    let rest = rest_rows(report, &names);
+    if !rest.is_empty() {
+        out += "\n## At rest against moving\n\nEach contender's frame on `resting` (a lattice \
+                of touching unit cubes, every box set to the box it has each frame) over its \
+                frame on `grid` (as many unit cubes on a lattice, every one moving), at the \
+                same size and threads: what an engine that reports its bodies at rest pays for \
+                them, against a frame in which they move (grid's lattice is sparser, so its \
+                frame is the cheaper of the two moving lattices).\n\n";
+        let mut header = vec!["boxes".to_string(), "threads".to_string()];
+        header.extend(names.iter().cloned());
+        out += &table(&header, &rest);
+    }
     let scaling = scaling_rows(report);
     if !scaling.is_empty() {
         out += "\n## Frame time against boxes\n\nMedian milliseconds per frame at each size, \
@@ -503,6 +515,42 @@ fn scaling_rows(report: &BenchReport) -> Vec<Vec<String>> {
         }
     }
     out
+}
+
+/// For each size and thread count where both `resting` and `grid` ran, one row: each of
+/// `names`' resting frame over its grid frame, with the two medians (empty where it did not
+/// run both).
+fn rest_rows(report: &BenchReport, names: &[String]) -> Vec<Vec<String>> {
+    let find = |scene: &str, n: usize, threads: usize| {
+        report
+            .cells
+            .iter()
+            .find(|c| c.scene == scene && c.n == n && c.threads == threads)
+    };
+    report
+        .cells
+        .iter()
+        .filter(|c| c.scene == "resting")
+        .filter_map(|rest| {
+            let moving = find("grid", rest.n, rest.threads)?;
+            let mut row = vec![size_label(rest.n), rest.threads.to_string()];
+            row.extend(names.iter().map(|name| {
+                let median = |c: &CellResult| {
+                    c.contenders
+                        .iter()
+                        .find(|k| &k.name == name)
+                        .map(|k| k.frame_ms.median)
+                };
+                match (median(rest), median(moving)) {
+                    (Some(r), Some(m)) if m > 0.0 => {
+                        format!("{:.2} ({} / {})", r / m, ms(r), ms(m))
+                    }
+                    _ => String::new(),
+                }
+            }));
+            Some(row)
+        })
+        .collect()
 }
 
 /// One row per cell: the cell's scene, size, threads and pairs, then `entry` for each
