@@ -89,18 +89,24 @@ pub(crate) fn grow<T>(v: &mut Vec<T>, more: usize) {
     }
 }
 
-/// Lengthens a per-slot array to `n` entries of `value` (never shortens it), growing as
-/// [`grow`] does: the store issues slots one at a time past those it had, and a scene that
-/// removes and re-adds 5% of 100,000 proxies a frame doubled every such array (45 bytes a
-/// proxy in the store alone) for the 5,000 slots it needs until the next update frees some.
-/// The first sizing is exact.
+/// Makes room for `more` entries past the end of a per-slot array: exactly the first time
+/// (an empty array), then as [`grow`] does. The store issues slots past those it had, one
+/// at a time or a batch at once, and a scene that removes and re-adds 5% of 100,000 proxies
+/// a frame doubled every such array (45 bytes a proxy in the store alone) for the 5,000 slots
+/// it needs until the next update frees some.
+pub(crate) fn reserve<T>(v: &mut Vec<T>, more: usize) {
+    if v.is_empty() {
+        v.reserve_exact(more);
+    } else {
+        grow(v, more);
+    }
+}
+
+/// Lengthens a per-slot array to `n` entries of `value` (never shortens it), making room as
+/// [`reserve`] does.
 pub(crate) fn resize<T: Clone>(v: &mut Vec<T>, n: usize, value: T) {
     if n > v.len() {
-        if v.is_empty() {
-            v.reserve_exact(n);
-        } else {
-            grow(v, n - v.len());
-        }
+        reserve(v, n - v.len());
         v.resize(n, value);
     }
 }

@@ -174,7 +174,10 @@ impl Store {
         let moving = &items[still..];
         let mut dirty = std::mem::take(&mut self.dirty);
         let before = dirty.len();
-        dirty.resize(before + if moving.is_empty() { 0 } else { items.len() }, 0);
+        let room = if moving.is_empty() { 0 } else { items.len() };
+        // Grown by an eighth, not doubled: the list is as long as a frame's changes.
+        crate::slack::grow(&mut dirty, room);
+        dirty.resize(before + room, 0);
         let written = if moving.is_empty() {
             Written::NONE
         } else if increasing {

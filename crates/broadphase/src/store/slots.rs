@@ -5,7 +5,7 @@ use super::moves::MOVE_AHEAD;
 use super::{Store, ALIVE, BOX_SET, FIXED, LEAVING, OUT, RETIRED};
 use crate::filter::check_layer;
 use crate::prefetch::{prefetch, prefetch_whole};
-use crate::slack::grow;
+use crate::slack::{self, grow};
 use crate::{Aabb, Error, ProxyDesc, ProxyId};
 
 /// The [`FIXED`] flag of a description.
@@ -83,13 +83,14 @@ impl Store {
         self.check_room(items.len())?;
         // Room for the slots the free ones do not cover, at once: pushing a large first batch
         // one proxy at a time left the arrays up to twice the size they need (at 100,000
-        // proxies, 14 bytes a proxy unused). `reserve` still doubles for many small batches.
+        // proxies, 14 bytes a proxy unused), and `Vec::reserve` doubled them again for the
+        // first batch of churn past them (46 bytes a proxy at 100,000).
         let fresh = items.len().saturating_sub(self.free.len());
-        self.aabbs.reserve(fresh);
-        self.descs.reserve(fresh);
-        self.generations.reserve(fresh);
-        self.flags.reserve(fresh);
-        self.dirty.reserve(items.len());
+        slack::reserve(&mut self.aabbs, fresh);
+        slack::reserve(&mut self.descs, fresh);
+        slack::reserve(&mut self.generations, fresh);
+        slack::reserve(&mut self.flags, fresh);
+        slack::grow(&mut self.dirty, items.len());
         // Freed slots are reused last freed first, and lie all over the store: the entries of
         // the slot the item [`MOVE_AHEAD`] places on will take are prefetched.
         Ok(items
@@ -193,5 +194,46 @@ impl Store {
             self.remove_slot(slot);
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Config;
+
+    /// Proxies removed and re-added each frame take slots past the store's until the next
+    /// update frees theirs: the per-slot arrays make room for them by an eighth, not double.
+    #[test]
+    fn churn_past_the_first_batch_grows_the_arrays_by_an_eighth() {
+        let mut store = Store::new(&Config::default());
+        let boxes: Vec<(Aabb, ProxyDesc)> = (0..10_000)
+            .map(|i| {
+                let lo = [i as f32, 0.0, 0.0];
+                (Aabb::new(lo, lo.map(|c| c + 1.0)), ProxyDesc::default())
+            })
+            .collect();
+        let mut ids = store.insert_batch(&boxes).unwrap();
+        assert_eq!(
+            store.aabbs.capacity(),
+            10_000,
+            "the first batch is sized exactly"
+        );
+        for frame in 0..4 {
+            store.begin_update();
+            store.finish_update_listed(&[], &[]);
+            let leaving: Vec<ProxyId> = ids.drain(..500).collect();
+            store.remove_batch(&leaving).unwrap();
+            let start = 500 * frame;
+            ids.extend(store.insert_batch(&boxes[start..start + 500]).unwrap());
+        }
+        for capacity in [
+            store.aabbs.capacity(),
+            store.descs.capacity(),
+            store.generations.capacity(),
+            store.flags.capacity(),
+        ] {
+            assert!((10_500..=11_900).contains(&capacity), "{capacity}");
+        }
     }
 }
