@@ -349,6 +349,14 @@ pub struct Feeder {
 }
 
 impl Feeder {
+    /// The bytes its lists hold.
+    pub fn bytes(&self) -> usize {
+        fn held<T>(list: &Vec<T>) -> usize {
+            list.capacity() * std::mem::size_of::<T>()
+        }
+        held(&self.leaving) + held(&self.arriving) + held(&self.moves)
+    }
+
     /// Applies `frame`'s changes to `bp`.
     ///
     /// # Errors

@@ -39,7 +39,7 @@ fn steady_memory_follows_the_rounds_and_the_peak_keeps_the_most() {
     let _guard = one_at_a_time();
     let mut meter = Meter::start();
     let mut held: Vec<u8> = vec![1; 4 << 20];
-    meter.warmed_up();
+    meter.step_end(0);
     let after_warm_up = meter.memory(1, 0).expect("counting").steady_bytes;
     assert!(after_warm_up.abs_diff(4 << 20) < 1 << 18, "{after_warm_up}");
     meter.round_start();
@@ -47,7 +47,7 @@ fn steady_memory_follows_the_rounds_and_the_peak_keeps_the_most() {
     held.shrink_to_fit();
     let moment: Vec<u8> = vec![2; 8 << 20];
     drop(std::hint::black_box(moment));
-    meter.round_end();
+    meter.round_end(0);
     let m = meter.memory(1, 0).expect("counting");
     // Give or take a quarter of a megabyte that other tests' threads may allocate meanwhile.
     let gave_back = after_warm_up.abs_diff(m.steady_bytes);
@@ -58,6 +58,36 @@ fn steady_memory_follows_the_rounds_and_the_peak_keeps_the_most() {
         "{m:?}"
     );
     drop(held);
+}
+
+/// The bench's own lists a contender holds are left out of its figures, steady and peak,
+/// as they were at the end of each step, and as they grow over a round.
+#[test]
+fn the_bench_s_own_bytes_are_left_out() {
+    use broadphase_lab::bench::memory::Meter;
+    let _guard = one_at_a_time();
+    let mut meter = Meter::start();
+    let held: Vec<u8> = vec![1; 4 << 20];
+    let mut bench: Vec<u8> = vec![2; 2 << 20];
+    meter.step_end(bench.capacity());
+    let m = meter.memory(1, 0).expect("counting");
+    // Give or take a quarter of a megabyte that other tests' threads may allocate meanwhile.
+    assert!(m.steady_bytes.abs_diff(4 << 20) < 1 << 18, "{m:?}");
+    assert!(m.peak_bytes.abs_diff(4 << 20) < 1 << 18, "{m:?}");
+    meter.round_start();
+    bench.reserve_exact(6 << 20);
+    let grown = bench.capacity();
+    meter.round_end(grown);
+    let m = meter.memory(1, 0).expect("counting");
+    assert!(m.steady_bytes.abs_diff(4 << 20) < 1 << 18, "{m:?}");
+    // Growing the list may have held the old one and the new one at once for a moment (or
+    // not: a large block can grow in place): at most the old one is counted.
+    let slack = 1 << 18;
+    assert!(
+        m.peak_bytes + slack > 4 << 20 && m.peak_bytes < (6 << 20) + slack,
+        "{m:?}"
+    );
+    drop((held, bench));
 }
 
 #[test]

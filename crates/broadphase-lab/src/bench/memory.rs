@@ -5,9 +5,16 @@
 //! work while nothing else runs: steady = live bytes after its build and warm-up frames minus
 //! live bytes before its build, plus what each of its timed rounds added or gave back (so,
 //! what it holds after its last frame: a broad phase that gives back, some updates later,
-//! memory the first update needed is counted without it); peak = the larger of the peak over
-//! its build and warm-up, and its bytes at the start of a timed round plus the largest rise
-//! over that round.
+//! memory the first update needed is counted without it); peak = the largest of the peaks
+//! over its build and each warm-up frame, and its bytes at the start of a timed round plus
+//! the largest rise over that round.
+//!
+//! The bench's own lists that a contender holds ([`Contender::bench_bytes`]: the map from
+//! proxies to scene indices, the batches a frame is handed over in, a peer's pair filter) are
+//! left out, as read at the end of each step: they only grow, so what they held at a step's
+//! peak is at most that.
+//!
+//! [`Contender::bench_bytes`]: crate::bench::contender::Contender::bench_bytes
 
 use serde::{Deserialize, Serialize};
 
@@ -57,6 +64,8 @@ pub struct Meter {
     peak: usize,
     /// Live bytes when the current phase started.
     phase_start: usize,
+    /// The bench's own bytes among those held, as of the last step.
+    bench: usize,
 }
 
 impl Meter {
@@ -70,10 +79,15 @@ impl Meter {
         }
     }
 
-    /// After the build and warm-up: reads the steady bytes and the peak so far.
-    pub fn warmed_up(&mut self) {
-        self.steady = alloc::current().saturating_sub(self.baseline);
-        self.peak = alloc::peak().saturating_sub(self.baseline);
+    /// After the build, and after each warm-up frame (nothing else allocating between): reads
+    /// the steady bytes and the step's peak, less the `bench` bytes the contender holds.
+    pub fn step_end(&mut self, bench: usize) {
+        let held = alloc::current().saturating_sub(self.baseline);
+        let peak = alloc::peak().saturating_sub(self.baseline);
+        self.peak = self.peak.max(peak.saturating_sub(bench));
+        self.steady = held.saturating_sub(bench);
+        self.bench = bench;
+        alloc::reset_peak();
     }
 
     /// Before one of its timed rounds.
@@ -81,11 +95,14 @@ impl Meter {
         self.phase_start = alloc::reset_peak();
     }
 
-    /// After that round: what the round added to the bytes held, or gave back, counts.
-    pub fn round_end(&mut self) {
+    /// After that round, the contender holding `bench` bytes of the bench's: what the round
+    /// added to the bytes held, or gave back, counts, less what the bench's lists grew by.
+    pub fn round_end(&mut self, bench: usize) {
+        let grew = bench.saturating_sub(self.bench);
         let rise = alloc::peak().saturating_sub(self.phase_start);
-        self.peak = self.peak.max(self.steady + rise);
-        self.steady = (self.steady + alloc::current()).saturating_sub(self.phase_start);
+        self.peak = self.peak.max((self.steady + rise).saturating_sub(grew));
+        self.steady = (self.steady + alloc::current()).saturating_sub(self.phase_start + grew);
+        self.bench = bench;
     }
 
     /// The figures, or `None` when no counting allocator is installed.

@@ -448,7 +448,9 @@ pub fn markdown_with_charts(report: &BenchReport, charts: Option<&str>) -> Strin
     }
     if report.memory_measured {
         out += "\n## Memory\n\nBytes per box: steady (after the last timed frame) / peak, from a \
-                counting allocator.\n\n";
+                counting allocator. The ids `insert_batch` returns count; the bench's own lists \
+                that a contender holds (its map from proxies to scene indices, the batches a \
+                frame is handed over in, a peer's copy of the pair filter) do not.\n\n";
         let memory = rows(report, &names, |_, k| {
             k.memory.as_ref().map_or_else(String::new, |m| {
                 format!("{:.0} / {:.0}", m.steady_per_proxy, m.peak_per_proxy)

@@ -164,10 +164,11 @@ fn run_in_pool(
         let t = Instant::now();
         let mut contender = kind.build(&start)?;
         build_ms.push(t.elapsed().as_secs_f64() * 1e3);
+        meter.step_end(contender.bench_bytes());
         for frame in &warmup {
             black_box(contender.frame(frame)?);
+            meter.step_end(contender.bench_bytes());
         }
-        meter.warmed_up();
         built.push(contender);
         meters.push(meter);
         progress.tick();
@@ -206,7 +207,7 @@ fn run_in_pool(
             }
         }
         let elapsed = t.elapsed();
-        meters[c].round_end();
+        meters[c].round_end(contender.bench_bytes());
         black_box(figure);
         budget.charge(c, elapsed, ran);
         round_ms[c].push(elapsed.as_secs_f64() * 1e3 / ran as f64);

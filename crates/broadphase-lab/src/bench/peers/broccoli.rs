@@ -77,4 +77,8 @@ impl Contender for Broccoli {
         pairs.sort_unstable();
         Reported::Exact(pairs)
     }
+
+    fn bench_bytes(&self) -> usize {
+        self.rule.bytes()
+    }
 }

@@ -33,6 +33,11 @@ impl PairRule {
         }
     }
 
+    /// The bytes it holds: the bench's, not the peer's.
+    pub fn bytes(&self) -> usize {
+        self.descs.capacity() * std::mem::size_of::<ProxyDesc>()
+    }
+
     /// Takes the descriptions of the objects the frame adds.
     pub fn apply(&mut self, frame: &Frame) {
         for &(i, _, desc) in &frame.added {

@@ -160,4 +160,8 @@ impl Contender for Yardstick {
             }
         }
     }
+
+    fn bench_bytes(&self) -> usize {
+        self.rule.bytes()
+    }
 }
