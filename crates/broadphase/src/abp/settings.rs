@@ -3,6 +3,9 @@
 use crate::cells::grid::GridParams;
 use crate::Error;
 
+/// The sweep length, in median box extents, at which a column holds `boxes_per_column`.
+const SWEEP_EXTENTS: f64 = 90.0;
+
 /// How [`Abp`](crate::Abp) cuts the scene into columns.
 ///
 /// ```
@@ -15,8 +18,12 @@ use crate::Error;
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct AbpSettings {
-    /// Boxes per column the layout aims for: small enough that sweeps are short, large enough
-    /// that per-column overhead and boxes straddling borders stay few. Default 1024.
+    /// Boxes per column the layout aims for where a column's sweep is 90 median box extents
+    /// long (100,000 boxes of the lab's `uniform` scene): small enough that sweeps are short,
+    /// large enough that per-column overhead and boxes straddling borders stay few. A
+    /// longer sweep gets as many times more boxes a column (a shorter, fewer), within a
+    /// factor of 4, so that a moving box's sweep meets about as many boxes in any scene.
+    /// Default 1024.
     pub boxes_per_column: usize,
     /// Columns are at least this many median box extents wide, which bounds how many columns
     /// a typical box straddles. Default 2.5.
@@ -65,6 +72,7 @@ impl AbpSettings {
             boxes_per_cell: self.boxes_per_column,
             min_cell_extents: self.min_column_extents,
             min_boxes_for_cells: self.min_proxies_for_columns,
+            sweep_extents: SWEEP_EXTENTS,
         }
     }
 }

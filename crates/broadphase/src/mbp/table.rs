@@ -152,6 +152,9 @@ impl MbpEngine {
         let mut params = self.tuning.cells.grid_params();
         let scale = (store.len() as f64 / 250_000.0).sqrt().max(1.0);
         params.boxes_per_cell = (params.boxes_per_cell as f64 * scale) as usize;
+        // Abp's cells follow the sweep's length; Mbp's keep their own rule (measured on
+        // Abp only).
+        params.sweep_extents = 0.0;
         params
     }
 
