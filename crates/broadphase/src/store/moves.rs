@@ -219,7 +219,7 @@ impl Store {
     /// box, as its error; else whether the items' slots increase, and how many items from the
     /// first set a box to the box it already has.
     ///
-    /// Those are compared here, while each slot's line is being read for its generation
+    /// Those are compared here, in the pass that reads each slot's generation and flags
     /// anyway: a frame that sets every box to itself (bodies at rest, reported all the same)
     /// then reads each item once, and pass two has nothing to write. The comparing stops at
     /// the first box that moved: a moving frame compares one box.
