@@ -236,6 +236,9 @@ impl<E: Engine> BroadPhase for Driver<E> {
         self.store.tests = self.changes.tests;
         self.store
             .finish_update_listed(&self.changes.created, &self.changes.deleted);
+        if self.store.created_every_pair() {
+            self.changes_trims[0].spike();
+        }
         Ok(&self.store.events)
     }
 

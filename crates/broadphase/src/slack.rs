@@ -24,9 +24,24 @@ const QUIET: u8 = 8;
 pub(crate) struct Trim {
     quiet: u8,
     longest: usize,
+    /// The list's last fill was a one-off ([`Trim::spike`]).
+    spike: bool,
 }
 
+/// Fills from this many entries can be one-offs ([`Trim::spike`]).
+pub(crate) const SPIKE_MIN: usize = 4096;
+
 impl Trim {
+    /// Marks the list's last fill as a one-off, when it was as long as every pair there is
+    /// (an update that created every pair: a scene's first, a new layout): the next
+    /// [`Trim::clear`] gives all its memory back, whatever the next fill uses. Waiting for
+    /// [`QUIET`] updates kept the room of every pair through them, in the store's events and
+    /// the driver's change list at once (12 bytes a box at 100,000 uniform boxes: the peak
+    /// of the first frames after a build).
+    pub(crate) fn spike(&mut self) {
+        self.spike = true;
+    }
+
     /// Empties `list` for the next update; gives back all but twice what it held in the last
     /// [`QUIET`] updates when each of them used a small part of its memory.
     pub(crate) fn clear<T>(&mut self, list: &mut Vec<T>) {
@@ -35,6 +50,11 @@ impl Trim {
 
     /// [`Trim::clear`] for a list that counts as small below `min_bytes`.
     pub(crate) fn clear_above<T>(&mut self, list: &mut Vec<T>, min_bytes: usize) {
+        if self.spike {
+            *list = Vec::new();
+            *self = Self::default();
+            return;
+        }
         let (len, cap) = (list.len(), list.capacity());
         list.clear();
         if let Some(keep) = self.count_above(len, cap, size_of::<T>(), min_bytes) {
@@ -152,6 +172,21 @@ mod tests {
             trim.clear_above(&mut small, SMALL_MIN_BYTES);
         }
         assert!(small.capacity() < 1000);
+    }
+
+    /// A fill marked as a one-off gives all its memory back at the next clear; the one after
+    /// counts quiet updates again.
+    #[test]
+    fn a_one_off_fill_is_given_back_at_once() {
+        let (mut r, mut trim) = (filled(100_000, 100_000), Trim::default());
+        trim.spike();
+        trim.clear(&mut r);
+        assert_eq!(r.capacity(), 0);
+        r.extend(0..100_000);
+        trim.clear(&mut r);
+        r.extend(0..10);
+        trim.clear(&mut r);
+        assert!(r.capacity() >= 100_000, "not a one-off: kept");
     }
 
     #[test]

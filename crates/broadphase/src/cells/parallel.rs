@@ -44,6 +44,20 @@ impl Cells {
                 work(c, &mut self.cells[c]);
             }
         }
+        if self.listed {
+            // Loaded: the lists of slots go before the candidates are gathered, into lists
+            // sized at once. A new layout creates every pair: with both held, and the
+            // gathered lists doubling past the cells', came the first update's peak.
+            for chunk in &mut self.chunks {
+                chunk.listed = Vec::new();
+            }
+            let (created, deleted) = self.touched.iter().fold((0, 0), |(a, b), &c| {
+                let cell = &self.cells[c as usize];
+                (a + cell.created.len(), b + cell.deleted.len())
+            });
+            self.created.reserve_exact(created);
+            self.deleted.reserve_exact(deleted);
+        }
         let mut tests = 0;
         for &c in &self.touched {
             let c = c as usize;
@@ -64,12 +78,6 @@ impl Cells {
         }
         self.tests = tests;
         self.touched.clear();
-        if self.listed {
-            // Loaded: the lists of slots go.
-            for chunk in &mut self.chunks {
-                chunk.listed = Vec::new();
-            }
-        }
     }
 }
 

@@ -89,8 +89,18 @@ impl Store {
             Pair::new(then(a), then(b))
         }));
         self.events.sort(self.parallel);
+        if self.created_every_pair() {
+            self.events_trims[0].spike();
+        }
         self.list_removed();
         self.end_update();
+    }
+
+    /// Whether the update that just ended created every pair there is, and many: a one-off
+    /// fill of the lists of created pairs ([`Trim::spike`](crate::slack::Trim::spike)).
+    pub(crate) fn created_every_pair(&self) -> bool {
+        let created = self.events.created.len();
+        created >= crate::slack::SPIKE_MIN && created == self.listed
     }
 
     /// Lists the removed proxies that the update's deleted pairs name, with their descriptions
