@@ -152,6 +152,12 @@ impl BoxList {
         &self.min_x
     }
 
+    /// At least the largest sweep-axis extent of a box in the list.
+    #[inline]
+    pub(crate) fn max_width(&self) -> f64 {
+        self.max_width
+    }
+
     /// The key arrays as the kernels read them.
     #[inline(always)]
     pub(crate) fn sweep_keys(&self) -> SweepKeys<'_> {
@@ -576,6 +582,12 @@ impl<'a> SweepKeys<'a> {
     #[inline(always)]
     pub(crate) fn min_x(&self) -> &'a [i32] {
         self.min_x
+    }
+
+    /// Sweep-axis maxima.
+    #[inline(always)]
+    pub(crate) fn max_x(&self) -> &'a [i32] {
+        self.max_x
     }
 
     /// Minima on the first other axis.

@@ -44,22 +44,49 @@ pub(crate) fn complete(list: &BoxList, mut emit: impl FnMut(usize, usize)) -> u6
 /// [`super::bipartite`] one candidate at a time.
 pub(crate) fn bipartite(a: &BoxList, b: &BoxList, mut emit: impl FnMut(usize, usize)) -> u64 {
     let (ka, kb) = (a.sweep_keys(), b.sweep_keys());
+    let (walk_a, walk_b) = super::walks(a.len(), b.len());
+    let mut skip_a = super::SkipTo::new(a.max_width());
+    let mut skip_b = super::SkipTo::new(b.max_width());
     let mut tests = 0u64;
     // Pairs where the `a` box starts first (or together): scan `b` from a's min to a's max.
     let mut start = 0;
     for i in 0..ka.len() {
+        if skip_a.passes(i) {
+            continue;
+        }
         let p = ka.box_at(i);
         while kb.min_x()[start] < p.min_x {
             start += 1;
+        }
+        if start == kb.len() {
+            break;
+        }
+        if walk_a != super::Walk::Dense && kb.min_x()[start] > p.max_x {
+            if walk_a == super::Walk::Skip {
+                skip_a.skip(ka, i, kb.min_x()[start]);
+            }
+            continue;
         }
         tests += scan(kb, start, &p, |j| emit(i, j));
     }
     // Pairs where the `b` box starts strictly first: scan `a` past b's min up to b's max.
     let mut start = 0;
     for j in 0..kb.len() {
+        if skip_b.passes(j) {
+            continue;
+        }
         let p = kb.box_at(j);
         while ka.min_x()[start] <= p.min_x {
             start += 1;
+        }
+        if start == ka.len() {
+            break;
+        }
+        if walk_b != super::Walk::Dense && ka.min_x()[start] > p.max_x {
+            if walk_b == super::Walk::Skip {
+                skip_b.skip(kb, j, ka.min_x()[start]);
+            }
+            continue;
         }
         tests += scan(ka, start, &p, |i| emit(i, j));
     }

@@ -43,6 +43,16 @@ fn crowded() -> impl Strategy<Value = Vec<Aabb>> {
     prop::collection::vec(b, 0..120)
 }
 
+/// Boxes along a long sweep axis, most short, some long enough to reach far ahead, on a
+/// lattice that makes touching boxes common.
+fn spread() -> impl Strategy<Value = Aabb> {
+    let len = prop_oneof![4 => 0i32..3, 1 => 0i32..40];
+    (0i32..200, len, [0i32..4, 0i32..4]).prop_map(|(x, len, uv)| {
+        let min = [x as f32 * 0.5, uv[0] as f32 * 0.5, uv[1] as f32 * 0.5];
+        Aabb::new(min, [min[0] + len as f32 * 0.5, min[1] + 1.0, min[2] + 1.0])
+    })
+}
+
 fn sorted_list(items: &[(usize, Aabb)]) -> BoxList {
     let mut sorted: Vec<(EncodedBox, u32)> = items
         .iter()
@@ -174,6 +184,33 @@ proptest! {
         let (la, lb) = (sorted_list(left), sorted_list(right));
         prop_assert_eq!(run_bipartite(&la, &lb, Some(avx2)), run_bipartite(&la, &lb, None));
         prop_assert_eq!(run_bipartite(&lb, &la, Some(avx2)), run_bipartite(&lb, &la, None));
+    }
+
+    /// A few boxes against many, where the walk over the many passes boxes over
+    /// ([`Walk::Check`], [`Walk::Skip`]): boxes of mixed lengths spread along the sweep axis
+    /// (a long one may reach a short box from far before it), both orders of the lists, the
+    /// pairs a plain test finds, and the AVX2 kernel as the scalar one.
+    #[test]
+    fn a_short_list_against_a_long_one_finds_every_pair(
+        long in prop::collection::vec(spread(), 100..300),
+        short in prop::collection::vec(spread(), 1..10),
+    ) {
+        let long: Vec<(usize, Aabb)> = long.into_iter().enumerate().collect();
+        let short: Vec<(usize, Aabb)> =
+            short.into_iter().enumerate().map(|(i, b)| (1000 + i, b)).collect();
+        let (ll, ls) = (sorted_list(&long), sorted_list(&short));
+        prop_assert_ne!(walks(ll.len(), ls.len()).0, Walk::Dense);
+        for (a, b) in [(&ll, &ls), (&ls, &ll)] {
+            let mut found = BTreeSet::new();
+            bipartite(a, b, |i, j| {
+                let (x, y) = (a.id(i), b.id(j));
+                found.insert((x.min(y), x.max(y)));
+            });
+            prop_assert_eq!(&found, &naive(&long, &short));
+            if let Some(avx2) = Avx2::detect() {
+                prop_assert_eq!(run_bipartite(a, b, Some(avx2)), run_bipartite(a, b, None));
+            }
+        }
     }
 
     #[test]

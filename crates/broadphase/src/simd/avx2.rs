@@ -19,7 +19,7 @@ use std::arch::x86_64::{
 };
 
 use super::RunColumns;
-use crate::prune::{BoxList, SignedBox, SweepKeys};
+use crate::prune::{walks, BoxList, SignedBox, SkipTo, SweepKeys, Walk};
 
 /// Scans `$keys` from position `$from` against the probe box `$p` (a [`SignedBox`]) until
 /// a box starts beyond it, calling `$emit(j)` for each overlapping position `j`, and adds
@@ -101,23 +101,53 @@ pub(super) unsafe fn bipartite_boxes(
     emit: &mut impl FnMut(usize, usize),
 ) -> u64 {
     let (ka, kb) = (a.sweep_keys(), b.sweep_keys());
+    let (walk_a, walk_b) = walks(a.len(), b.len());
+    let (mut skip_a, mut skip_b) = (SkipTo::new(a.max_width()), SkipTo::new(b.max_width()));
     let mut tests = 0u64;
+    // Pairs where the `a` box starts first (or together): scan `b` from a's min to a's max.
     let mut start = 0;
     for i in 0..a.len() {
-        let s = ka.box_at(i);
+        if skip_a.passes(i) {
+            continue;
+        }
+        let min_x = ka.min_x()[i];
         // Stops at the latest on b's first sentinel, above every finite key: `start <= len`.
-        while kb.min_x()[start] < s.min_x {
+        while kb.min_x()[start] < min_x {
             start += 1;
         }
-        scan!(kb, start, s, tests, |j| emit(i, j));
+        if start == b.len() {
+            // The rest of `a` starts after every box of `b`: pass two finds their pairs.
+            break;
+        }
+        if walk_a != Walk::Dense && kb.min_x()[start] > ka.max_x()[i] {
+            if walk_a == Walk::Skip {
+                skip_a.skip(ka, i, kb.min_x()[start]);
+            }
+            continue;
+        }
+        scan!(kb, start, ka.box_at(i), tests, |j| emit(i, j));
     }
+    // Pairs where the `b` box starts strictly first: scan `a` past b's min up to b's max.
     let mut start = 0;
     for j in 0..b.len() {
-        let s = kb.box_at(j);
-        while ka.min_x()[start] <= s.min_x {
+        if skip_b.passes(j) {
+            continue;
+        }
+        let min_x = kb.min_x()[j];
+        while ka.min_x()[start] <= min_x {
             start += 1;
         }
-        scan!(ka, start, s, tests, |i| emit(i, j));
+        if start == a.len() {
+            // The rest of `b` starts at or after every box of `a`: pass one found their pairs.
+            break;
+        }
+        if walk_b != Walk::Dense && ka.min_x()[start] > kb.max_x()[j] {
+            if walk_b == Walk::Skip {
+                skip_b.skip(kb, j, ka.min_x()[start]);
+            }
+            continue;
+        }
+        scan!(ka, start, kb.box_at(j), tests, |i| emit(i, j));
     }
     tests
 }
