@@ -369,10 +369,9 @@ mod tests {
         };
         let runs = run(&args).expect("the algorithms agree");
         let auto = &runs[1].auto;
-        assert!(
-            auto[0].starts_with("quadtree (most proxies are fixed)"),
-            "{auto:?}"
-        );
+        // The level's dynamic boxes are 7.7% of its proxies, all moving: too many for the
+        // tree, which a level with fewer moving would run on.
+        assert!(auto[0].starts_with("abp"), "{auto:?}");
         assert!(auto[1].starts_with("abp"), "{auto:?}");
         assert!(auto[2].starts_with("sap"), "{auto:?}");
         // Two runs each, interleaved, every frame timed in both.

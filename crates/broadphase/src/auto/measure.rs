@@ -58,6 +58,10 @@ pub struct SceneMeasures {
     pub changed_share: f32,
     /// The share of the proxies that changed in this update alone.
     pub changed_now: f32,
+    /// The share of the proxies that moved (changed, neither arriving nor leaving) per
+    /// update: `changed_share` less `churn_share`. Before the second update, the share of
+    /// them that are dynamic (each assumed to move).
+    pub moving_share: f32,
     /// The share of the proxies that arrived or left per update: a running mean, as
     /// `changed_share`.
     pub churn_share: f32,
@@ -122,6 +126,11 @@ impl Meter {
                 m.churn_share += SMOOTHING * (churn - m.churn_share);
             }
         }
+        m.moving_share = if self.updates == 1 {
+            1.0 - m.fixed_share
+        } else {
+            (m.changed_share - m.churn_share).max(0.0)
+        };
         let due = match self.sampled_at {
             None => true,
             Some((at, count)) => {

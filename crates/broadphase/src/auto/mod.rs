@@ -40,10 +40,10 @@ use measure::Meter;
 ///
 /// | the scene | algorithm | reason |
 /// |---|---|---|
-/// | 20,000 proxies or more, 90% of them fixed (leaves under 80%) | QuadTree | [`Reason::FixedLevel`] |
+/// | 20,000 proxies or more, 90% of them fixed (leaves under 80%) and 4% or fewer moving per update (leaves over 6%) | QuadTree | [`Reason::FixedLevel`] |
 /// | 8 pairs or more per proxy (leaves under 6), under 50,000 proxies | Sap | [`Reason::Crowded`] |
 /// | the same, 50,000 proxies or more (Grid leaves under 40,000) | Grid | [`Reason::LargeCrowd`] |
-/// | under 50,000 proxies, 15% or fewer changing per update (leaves over 25%) | Sap | [`Reason::MostlyResting`] |
+/// | under 50,000 proxies, 15% or fewer changing per update (leaves over 25%), a quarter or fewer of the dynamic ones moving (leaves over 40%) | Sap | [`Reason::MostlyResting`] |
 /// | anything else | Abp | [`Reason::Moving`] |
 ///
 /// The first update chooses from what it can see (counts, the fixed share, and pairs

@@ -19,11 +19,12 @@ pub enum Reason {
     NotChosen,
     /// Pinned by [`Auto::pin`](crate::Auto::pin).
     Pinned,
-    /// Most proxies are fixed (a level): [`QuadTree`](crate::QuadTree) keeps them for free
-    /// and follows the few that move.
+    /// Most proxies are fixed and few move (a level): [`QuadTree`](crate::QuadTree) keeps
+    /// the fixed ones for free and follows the few that move.
     FixedLevel,
-    /// Few proxies change per update in a small scene: [`Sap`](crate::Sap)'s sorted axes
-    /// hardly change, and it touches only the boxes that move.
+    /// Few proxies change per update in a small scene, and most dynamic ones are at rest:
+    /// [`Sap`](crate::Sap)'s sorted axes hardly change, and it touches only the boxes that
+    /// move.
     MostlyResting,
     /// Many pairs per proxy in a small scene: [`Sap`](crate::Sap) keeps the pairs and
     /// updates them by swaps, where a pass over each column finds and diffs each again.
@@ -42,8 +43,8 @@ impl fmt::Display for Reason {
         f.write_str(match self {
             Reason::NotChosen => "no update yet",
             Reason::Pinned => "pinned",
-            Reason::FixedLevel => "most proxies are fixed",
-            Reason::MostlyResting => "few proxies change per update in a small scene",
+            Reason::FixedLevel => "most proxies are fixed and few move",
+            Reason::MostlyResting => "most bodies at rest in a small scene",
             Reason::Crowded => "many pairs per proxy",
             Reason::LargeCrowd => "many pairs per proxy in a large scene",
             Reason::Moving => "many proxies move, arrive or leave",
@@ -71,20 +72,43 @@ impl Band {
 }
 
 /// Fixed share of a level. static_world (2,000 dynamic boxes among fixed ones) at 100k:
-/// QuadTree 2.21, Abp 2.93; at 1M: QuadTree 3.8, Sap 8.0, Abp 17.6.
+/// QuadTree 0.65, Abp 0.85; at 1M: QuadTree 1.05, Abp 2.86, Sap 3.5.
 const FIXED_LEVEL: Band = Band {
     enter: 0.9,
     leave: 0.8,
 };
+/// Moving share of a level: QuadTree follows each moving box down its tree, Abp sweeps the
+/// columns the moving boxes are in, fixed boxes and all, so the tree wins where few of the
+/// boxes move. static_world, its 2,000 dynamic boxes all moving: at 30k (6.7% moving) Abp
+/// 0.43, QuadTree 0.48; 50k (4%) 0.50 and 0.48; 70k (2.9%) 0.59 and 0.53; 300k 1.26 and 0.92
+/// (`bplab run --scene static_world --algo abp,quadtree --threads 1`). `bplab phases`' level
+/// (26,000 boxes, 7.7% moving): Abp 0.38, QuadTree 0.56.
+const MOVING_LEVEL: Band = Band {
+    enter: 0.04,
+    leave: 0.06,
+};
 /// Proxies below which a level of fixed boxes is cheap for every algorithm (static_world 10k:
-/// Abp 0.49, QuadTree 0.53): the tree's build is not worth a switch.
+/// Abp 0.27, QuadTree 0.48, with 20% of the boxes moving): the tree's build is not worth a
+/// switch.
 const FIXED_LEVEL_MIN_PROXIES: usize = 20_000;
 
 /// Changed share per update of a resting scene. sleeping (a tenth of the boxes moving) at
-/// 10k: Sap 0.37, Abp 0.51.
+/// 10k: Sap 0.25, Abp 0.28.
 const RESTING: Band = Band {
     enter: 0.15,
     leave: 0.25,
+};
+/// The share of the dynamic proxies that move, in a resting scene: most dynamic bodies
+/// asleep. Sap keeps the bodies at rest in lists its moving endpoints only read, where Abp's
+/// columns take each moved box out of their resting lists and merge it back, and sweep it
+/// against the whole column. A level whose dynamic boxes all move is no resting scene: Abp
+/// sweeps them against the fixed ones alone. 40,000 boxes, one in ten of the dynamic ones
+/// moving: 92% fixed, Sap 0.08, Abp 0.20; 60% fixed, Sap 0.48, Abp 0.64 (`bplab phases`'
+/// asleep phase: Sap 0.59, Abp 0.74). `bplab phases`' level, its 2,000 dynamic boxes among
+/// 24,000 fixed all moving: Abp 0.38, Sap 0.57; static_world at 10k: Abp 0.27, Sap 0.50.
+const AWAKE: Band = Band {
+    enter: 0.25,
+    leave: 0.4,
 };
 /// Proxies above which Sap's swaps cost more than Abp's columns even at rest: sleeping 100k:
 /// Abp 6.7, Sap 8.6.
@@ -117,6 +141,7 @@ pub(crate) fn choose(m: &SceneMeasures, current: Reason) -> (Algorithm, Reason) 
     let holds = |r: Reason| current == r;
     if m.proxies >= FIXED_LEVEL_MIN_PROXIES
         && FIXED_LEVEL.above(m.fixed_share, holds(Reason::FixedLevel))
+        && MOVING_LEVEL.below(m.moving_share, holds(Reason::FixedLevel))
     {
         return (Algorithm::QuadTree, Reason::FixedLevel);
     }
@@ -130,7 +155,13 @@ pub(crate) fn choose(m: &SceneMeasures, current: Reason) -> (Algorithm, Reason) 
             (Algorithm::Sap, Reason::Crowded)
         };
     }
-    if m.proxies < SMALL_SCENE && RESTING.below(m.changed_share, holds(Reason::MostlyResting)) {
+    let resting = holds(Reason::MostlyResting);
+    let dynamic = 1.0 - m.fixed_share;
+    if m.proxies < SMALL_SCENE
+        && RESTING.below(m.changed_share, resting)
+        && dynamic > 0.0
+        && AWAKE.below(m.moving_share / dynamic, resting)
+    {
         return (Algorithm::Sap, Reason::MostlyResting);
     }
     (Algorithm::Abp, Reason::Moving)
@@ -190,6 +221,39 @@ mod tests {
             choose(&thinner, Reason::Moving),
             (Algorithm::Abp, Reason::Moving)
         );
+    }
+
+    /// A level runs on QuadTree only while few of its boxes move, and on Sap only while most
+    /// of its dynamic boxes rest: a level whose every dynamic box moves runs on Abp.
+    #[test]
+    fn a_level_runs_on_the_tree_while_few_move_and_on_sap_while_most_rest() {
+        let level = |proxies: usize, fixed_share: f32, moving_share: f32| SceneMeasures {
+            proxies,
+            fixed_share,
+            moving_share,
+            changed_share: moving_share,
+            pairs_per_proxy: 1.0,
+            clustering: 1.0,
+            ..SceneMeasures::default()
+        };
+        let choose_new = |m: &SceneMeasures| choose(m, Reason::NotChosen).0;
+        // static_world at 100k and 30k: 2,000 dynamic boxes, all moving.
+        assert_eq!(choose_new(&level(100_000, 0.98, 0.02)), Algorithm::QuadTree);
+        assert_eq!(choose_new(&level(30_000, 0.933, 0.067)), Algorithm::Abp);
+        // One in ten of the dynamic boxes moving, under 50,000: most rest.
+        assert_eq!(choose_new(&level(30_000, 0.6, 0.04)), Algorithm::Sap);
+        // The level keeps the tree up to 6% moving, and takes it only at 4% or fewer.
+        assert_eq!(
+            choose(&level(100_000, 0.95, 0.05), Reason::FixedLevel).0,
+            Algorithm::QuadTree
+        );
+        assert_eq!(choose_new(&level(100_000, 0.95, 0.05)), Algorithm::Abp);
+        // Sap keeps a scene up to 40% of the dynamic boxes moving, and takes it at 25%.
+        let waking = level(30_000, 0.5, 0.15);
+        assert_eq!(choose(&waking, Reason::MostlyResting).0, Algorithm::Sap);
+        assert_eq!(choose_new(&waking), Algorithm::Abp);
+        // Every proxy fixed: nothing rests that could wake.
+        assert_eq!(choose_new(&level(10_000, 1.0, 0.0)), Algorithm::Abp);
     }
 
     /// Clusters of moving boxes run on Abp, however tight.
