@@ -111,7 +111,7 @@ const AWAKE: Band = Band {
     leave: 0.4,
 };
 /// Proxies above which Sap's swaps cost more than Abp's columns even at rest: sleeping 100k:
-/// Abp 6.7, Sap 8.6.
+/// Abp 3.60, Sap 4.73 (`docs/PERFORMANCE.md`).
 const SMALL_SCENE: usize = 50_000;
 
 /// Pairs per proxy of a crowd, at any size. clustered 10k (11 pairs a box): Sap 3.90, Abp
