@@ -192,15 +192,6 @@ impl BoxList {
         self.tags.reserve_exact(n);
     }
 
-    /// Makes room for `n` more boxes.
-    pub(crate) fn reserve(&mut self, n: usize) {
-        for keys in self.key_columns() {
-            keys.reserve(n);
-        }
-        self.ids.reserve(n);
-        self.tags.reserve(n);
-    }
-
     /// Whether box `i` overlaps the box with encoded keys `q` (all three axes, inclusive).
     #[inline]
     pub(crate) fn overlaps(&self, i: usize, q: &EncodedBox) -> bool {

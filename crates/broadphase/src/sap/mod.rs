@@ -190,9 +190,14 @@ pub struct SapEngine {
     stale: usize,
     /// The store's shift count at the last update.
     shifts_seen: u64,
-    /// New and re-inserted boxes of this update, and how many of them are fixed.
+    /// New and re-inserted boxes of this update, and how many of them go to sleep at once:
+    /// fixed ones, which rarely move, and those whose box was not set since the last update
+    /// (an engine built from a store whose boxes were there before: `Auto`'s switches).
     fresh: usize,
-    fresh_fixed: usize,
+    fresh_still: usize,
+    /// Whether this update's joining boxes are all fresh and there were no awake ones: the
+    /// axes then put the fresh boxes that go to sleep straight into the asleep lists.
+    only_fresh: bool,
     /// Candidate pairs of this update (scratch).
     created: Vec<u64>,
     deleted: Vec<u64>,
@@ -242,7 +247,8 @@ impl SapEngine {
             stale: 0,
             shifts_seen: 0,
             fresh: 0,
-            fresh_fixed: 0,
+            fresh_still: 0,
+            only_fresh: false,
             created: Vec::new(),
             deleted: Vec::new(),
             new_list: BoxList::default(),
@@ -289,12 +295,14 @@ impl SapEngine {
     fn join_fresh(&mut self, store: &Store, slot: usize, keys: [u32; 6]) {
         let desc = store.desc_at(slot);
         let fixed = if desc.is_fixed() { FIXED } else { 0 };
+        let still = self.settings.sleep_after.is_some() && (fixed != 0 || !store.box_set(slot));
+        let going = if still { GOING } else { 0 };
         self.filter[slot] = filter_key(desc);
         self.keys[slot] = keys;
-        self.state[slot] = (self.state[slot] & DROP) | FRESH | AWAKE | fixed;
+        self.state[slot] = (self.state[slot] & DROP) | FRESH | AWAKE | fixed | going;
         self.still[slot] = 0;
         self.fresh += 1;
-        self.fresh_fixed += usize::from(fixed != 0);
+        self.fresh_still += usize::from(still);
         self.joiners.push(Joiner {
             slot: slot as u32,
             keys,
@@ -316,7 +324,7 @@ impl SapEngine {
         let far = self.far_scale(store, shifted);
         let limit = f64::from(self.settings.far_move);
         self.fresh = 0;
-        self.fresh_fixed = 0;
+        self.fresh_still = 0;
         self.joiners.clear();
         for &slot in store.dirty() {
             let slot = slot as usize;
@@ -395,11 +403,20 @@ impl SapEngine {
 
     /// Step 3: the three axis passes.
     fn run_axes(&mut self, store: &Store) {
+        let state = &self.state;
+        self.only_fresh = self.awake() == 0
+            && !self.joiners.is_empty()
+            && self
+                .joiners
+                .iter()
+                .all(|j| state[j.slot as usize] & FRESH != 0);
         let sh = Shared {
             joiners: &self.joiners,
             keys: &self.keys,
             state: &self.state,
             store,
+            only_fresh: self.only_fresh,
+            fresh_going: self.fresh_still,
         };
         let [a, b, c] = &mut self.axes;
         let sh = &sh;
@@ -441,14 +458,35 @@ impl SapEngine {
 
     /// Step 5: clears the update's marks, puts still boxes to sleep, compacts stale entries.
     fn settle(&mut self, store: &Store) {
+        if self.only_fresh && self.fresh_still > 0 {
+            // The axes set them aside: they go in the asleep lists (which drop their stale
+            // entries) before their state says they are there.
+            let state = &self.state;
+            let [a, b, c] = &mut self.axes;
+            crate::par::three(
+                self.parallel,
+                || a.sleep_fresh(state),
+                || b.sleep_fresh(state),
+                || c.sleep_fresh(state),
+            );
+            for j in &self.joiners {
+                let s = &mut self.state[j.slot as usize];
+                if *s & GOING != 0 {
+                    *s = (*s & !(AWAKE | GOING)) | ASLEEP;
+                }
+            }
+            self.asleep_entries = self.asleep_entries.saturating_sub(self.stale) + self.fresh_still;
+            self.stale = 0;
+            self.counts.slept = self.fresh_still as u64;
+        }
         self.joiners.clear();
         // Stillness, counted on the x axis's minima (one per awake box), unless every awake
-        // box moved or arrived (and none is fixed). A fixed box that arrives sleeps at once:
-        // fixed boxes rarely move.
+        // box moved or arrived (and none sleeps at once). A box that arrives still (fixed, or
+        // there before an engine built from the store) sleeps at once: fixed boxes rarely move.
         self.going.clear();
         let busy = self.counts.moved as usize + self.fresh;
         let sleep_after = self.settings.sleep_after;
-        if let Some(after) = sleep_after.filter(|_| busy < self.awake() || self.fresh_fixed > 0) {
+        if let Some(after) = sleep_after.filter(|_| busy < self.awake() || self.fresh_still > 0) {
             for e in &self.axes[0].ends {
                 let slot = e.slot() as usize;
                 let st = self.state[slot];
@@ -456,7 +494,7 @@ impl SapEngine {
                     continue;
                 }
                 if st & FRESH != 0 {
-                    if st & FIXED != 0 {
+                    if st & GOING != 0 {
                         self.going.push(slot as u32);
                     }
                     continue;
@@ -470,7 +508,7 @@ impl SapEngine {
         for &slot in store.dirty() {
             let slot = slot as usize;
             self.state[slot] = if store.is_alive(slot) {
-                self.state[slot] & !(MOVED | FRESH | DROP)
+                self.state[slot] & !(MOVED | FRESH | DROP | GOING)
             } else {
                 0
             };
@@ -494,7 +532,7 @@ impl SapEngine {
             }
             self.asleep_entries = self.asleep_entries.saturating_sub(self.stale) + self.going.len();
             self.stale = 0;
-            self.counts.slept = self.going.len() as u64;
+            self.counts.slept += self.going.len() as u64;
         } else if self.stale > 0 && self.stale * 4 > self.asleep_entries {
             self.compact_asleep();
         }
@@ -675,6 +713,47 @@ mod tests {
         assert!(bp.update()?.is_empty());
         bp.set_aabb(b, Aabb::new([3.0, 1.5, 0.0], [4.0, 2.0, 1.0]))?;
         assert_eq!(ids(bp.update()?.deleted()), [(0, 1)]);
+        Ok(())
+    }
+
+    /// A Sap built from a store whose boxes were there before (an engine put under a live
+    /// broad phase, as `Auto` does) puts the boxes that did not move since the last update
+    /// straight to sleep, fixed or not; those that moved stay awake. Its pairs are the old
+    /// engine's, and stay exact as sleeping boxes wake and move.
+    #[test]
+    fn a_rebuild_puts_the_boxes_that_did_not_move_to_sleep_at_once() -> Result<(), Error> {
+        let config = Config::default();
+        let mut bp = Sap::new(config.clone());
+        let mut ids = Vec::new();
+        for i in 0..40 {
+            let lo = [i as f32 * 0.75, 0.0, 0.0];
+            let desc = if i % 4 == 0 {
+                ProxyDesc::fixed()
+            } else {
+                ProxyDesc::dynamic()
+            };
+            ids.push(bp.insert(Aabb::new(lo, lo.map(|c| c + 1.0)), desc)?);
+        }
+        bp.update()?;
+        let before = bp.pairs().len();
+        let mut bp = bp.replace_engine(SapEngine::new(&config, SapSettings::default()));
+        // Three dynamic boxes move in the rebuild's update; one is set where it is.
+        for &k in &[1, 2, 5] {
+            let lo = [k as f32 * 0.75, 0.25, 0.0];
+            bp.set_aabb(ids[k], Aabb::new(lo, lo.map(|c| c + 1.0)))?;
+        }
+        bp.set_aabb(ids[3], Aabb::new([2.25, 0.0, 0.0], [3.25, 1.0, 1.0]))?;
+        bp.update()?;
+        let Figures::Sap(f) = bp.stats().figures else {
+            panic!("Sap's figures")
+        };
+        assert_eq!((f.awake, f.asleep, f.slept), (3, 37, 37));
+        assert_eq!(bp.pairs().len(), before);
+        // A sleeping box wakes and moves away from its neighbours: its pairs go.
+        bp.set_aabb(ids[10], Aabb::new([100.0; 3], [101.0; 3]))?;
+        let deleted = bp.update()?.deleted().len();
+        assert_eq!(deleted, 2);
+        assert_eq!(bp.pairs().len(), before - 2);
         Ok(())
     }
 }

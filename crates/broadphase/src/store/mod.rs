@@ -202,6 +202,16 @@ impl Store {
         self.flags[slot] & DIRTY != 0
     }
 
+    /// Whether the slot's box was set since the last update: inserted, or moved to another
+    /// box. A fresh engine's first update sees every live slot [`dirty`](Self::dirty); those
+    /// whose box was not set were there, still, before it (set to the box it had is not a
+    /// move).
+    #[inline]
+    #[must_use]
+    pub fn box_set(&self, slot: usize) -> bool {
+        self.flags[slot] & BOX_SET != 0
+    }
+
     /// Whether the live proxy in `slot` is fixed (its description's motion, read from the
     /// flags).
     #[inline]
