@@ -7,22 +7,15 @@
 //! within a frame: it takes the time the caller's threads leave idle rather than theirs. At
 //! the normal priority the thread took a core whenever the running engine's threads woke to
 //! share a piece of work: on two cores, `bplab phases`' frames beside a build of Sap took up
-//! to 6 ms where they take 1.9. The thread hands back each copy of the store it has run, for
-//! the next one to be written into: fresh memory costs a page fault per 4 KB on first touch,
-//! most of a copy's time (40,000 proxies: 1.0 ms into fresh memory, 0.4 ms into touched).
+//! to 6 ms where they take 1.9.
 
-use std::sync::mpsc::{self, Receiver, SyncSender};
+use std::sync::mpsc::{self, Receiver};
 use std::sync::Mutex;
 
-use crate::engine::Store;
-
-/// A build's thread, and the stores it hands back for copies to be written into.
+/// A build's thread.
 pub(super) struct BuildThread {
     #[cfg(feature = "parallel")]
     pool: rayon::ThreadPool,
-    /// (In a mutex only so that the engine is `Sync`: reached through `&mut self`.)
-    spares: Mutex<Receiver<Store>>,
-    spare_sender: SyncSender<Store>,
 }
 
 /// The result of work handed to a [`BuildThread`].
@@ -35,33 +28,25 @@ impl BuildThread {
     /// Starts the thread.
     ///
     /// # Errors
-    /// When the operating system refuses the thread, or without the `parallel` feature (there
-    /// is no build beside the caller's then: it switches in place).
-    pub(super) fn start() -> Result<Self, std::io::Error> {
-        let (spare_sender, spares) = mpsc::sync_channel(1);
-        Self::with_pool(spares, spare_sender)
-    }
-
+    /// When the operating system refuses the thread.
     #[cfg(feature = "parallel")]
-    fn with_pool(
-        spares: Receiver<Store>,
-        spare_sender: SyncSender<Store>,
-    ) -> Result<Self, std::io::Error> {
+    pub(super) fn start() -> Result<Self, std::io::Error> {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(1)
             .thread_name(|_| "broadphase-auto-build".into())
             .start_handler(|_| lower_this_threads_priority())
             .build()
             .map_err(std::io::Error::other)?;
-        Ok(Self {
-            pool,
-            spares: Mutex::new(spares),
-            spare_sender,
-        })
+        Ok(Self { pool })
     }
 
+    /// Without the `parallel` feature there is no build beside the caller's: it switches in
+    /// place.
+    ///
+    /// # Errors
+    /// Always.
     #[cfg(not(feature = "parallel"))]
-    fn with_pool(_: Receiver<Store>, _: SyncSender<Store>) -> Result<Self, std::io::Error> {
+    pub(super) fn start() -> Result<Self, std::io::Error> {
         Err(std::io::ErrorKind::Unsupported.into())
     }
 
@@ -72,16 +57,35 @@ impl BuildThread {
         drop(job);
     }
 
-    /// A store whose memory a copy may be written into: the last copy the thread ran (or the
-    /// snapshot), if it has handed one back.
-    pub(super) fn take_spare(&mut self) -> Option<Store> {
-        self.spares.get_mut().ok()?.try_recv().ok()
+    /// Runs `there` on the thread while `here` runs on the caller's, and returns both
+    /// results (`there`'s is `None` only without the `parallel` feature, where there is no
+    /// thread). A panic in `there` comes back to the caller, as it would have run here.
+    pub(super) fn beside<A: Send, B>(
+        &self,
+        there: impl FnOnce() -> A + Send,
+        here: impl FnOnce() -> B,
+    ) -> (Option<A>, B) {
+        #[cfg(feature = "parallel")]
+        {
+            let mut a = None;
+            let b = self.pool.in_place_scope(|scope| {
+                scope.spawn(|_| a = Some(there()));
+                here()
+            });
+            (a, b)
+        }
+        #[cfg(not(feature = "parallel"))]
+        {
+            drop(there);
+            (None, here())
+        }
     }
 
-    /// Where the work hands back a store it has done with, for a later copy (it is dropped
-    /// if one waits already).
-    pub(super) fn spare_sender(&self) -> SyncSender<Store> {
-        self.spare_sender.clone()
+    /// Drops `garbage` on the thread (after whatever it was given before), so that giving
+    /// its memory back costs the caller nothing. The thread finishes it even if this is
+    /// dropped first.
+    pub(super) fn discard<T: Send + 'static>(&self, garbage: T) {
+        self.spawn(move || drop(garbage));
     }
 
     /// Hands `work` to the thread. A panic in it (a bug in an engine) is caught there: it
@@ -128,19 +132,40 @@ mod tests {
 
     #[test]
     fn work_comes_back_and_a_panic_costs_only_its_result() {
-        let mut thread = BuildThread::start().expect("a thread");
-        assert!(thread.take_spare().is_none());
-        // A store handed back by the work is there for the next copy.
-        let send = thread.spare_sender();
-        let spare = Store::new(&crate::Config::default());
-        let sent = thread.launch(move || send.try_send(spare).is_ok());
-        assert_eq!(sent.join(), Some(true));
-        assert!(thread.take_spare().is_some_and(|s| s.is_empty()));
+        let thread = BuildThread::start().expect("a thread");
         assert_eq!(thread.launch(|| 6 * 7).join(), Some(42));
         let panicked: Running<u32> = thread.launch(|| panic!("a bug in an engine"));
         assert_eq!(panicked.join(), None);
         // The thread goes on after it.
         assert_eq!(thread.launch(|| 1).join(), Some(1));
+    }
+
+    #[test]
+    fn work_beside_the_callers_runs_on_the_thread_and_garbage_is_dropped_there() {
+        let thread = BuildThread::start().expect("a thread");
+        let here = std::thread::current().id();
+        let data = [1, 2, 3];
+        // Both borrow the caller's data.
+        let (there, sum) = thread.beside(
+            || (std::thread::current().id(), data.len()),
+            || data.iter().sum::<i32>(),
+        );
+        let (there_id, len) = there.expect("the thread ran it");
+        assert_ne!(there_id, here);
+        assert_eq!((len, sum), (3, 6));
+
+        /// Says on which thread it is dropped.
+        struct Noisy(std::sync::mpsc::Sender<std::thread::ThreadId>);
+        impl Drop for Noisy {
+            fn drop(&mut self) {
+                let _ = self.0.send(std::thread::current().id());
+            }
+        }
+        let (send, dropped) = std::sync::mpsc::channel();
+        thread.discard(Noisy(send));
+        // Dropping the pool does not cancel what it was given.
+        drop(thread);
+        assert_eq!(dropped.recv().ok(), Some(there_id));
     }
 
     #[cfg(any(target_os = "linux", target_os = "android"))]

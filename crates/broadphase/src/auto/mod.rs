@@ -58,7 +58,7 @@ use measure::Meter;
 /// the new engine on a thread of its own, at the lowest priority, from a snapshot of the store
 /// as the deciding update finds it, while the current one keeps serving; sends it the changes
 /// as it goes, and puts it in [`AutoSettings::build_updates`] updates later (16, or one per
-/// 1,000 proxies if more), catching up with the last two updates' changes;
+/// 625 proxies if more), catching up with the last two updates' changes;
 /// smaller scenes, broad phases without threads, and an update whose choice is taken at
 /// once for its changes build it in place in one update, which then costs about a first
 /// build of the new algorithm. `bplab run` and `bplab phases` show the switch frames.
@@ -152,13 +152,13 @@ pub struct AutoSettings {
     /// ([`Config::use_threads`]) every switch happens in place.
     pub background_from: usize,
     /// Updates between the one that starts a background build and the one that puts the new
-    /// engine in (at least 1), or one per 1,000 proxies if that is more (at most 256): a
+    /// engine in (at least 1), or one per 625 proxies if that is more (at most 256): a
     /// count, not a clock, so that the switch (and the order of `pairs()` after it) is the
     /// same on every machine. The build runs meanwhile on a thread of its own at the lowest
     /// priority, and is sent the changes as it goes (halfway there, then halfway through what
     /// is left, down to two updates before), so that the switch update catches up with two
     /// updates' changes; if the thread is behind by then, that update waits for it. At 60
-    /// updates a second the default, 16, gives a build of up to 16,000 proxies a quarter of a
+    /// updates a second the default, 16, gives a build of up to 10,000 proxies a quarter of a
     /// second.
     pub build_updates: u32,
 }
@@ -178,9 +178,12 @@ const MASS_CHANGE: f32 = 0.5;
 
 /// Proxies per update of the time a background build is given, and the most updates that
 /// gives: a build grows with the proxies where a frame of a scene that mostly rests does not.
-/// `bplab phases` (40,000 proxies, most asleep, a switch to Sap): given 16 updates, the switch
-/// update waited 20 ms for the thread (the median frame is 2 ms); given 48, 1.4 ms.
-const BUILD_PROXIES_PER_UPDATE: usize = 1_000;
+/// `bplab phases` (40,000 proxies, most asleep, a switch to Sap, frames of 0.7 ms on two
+/// cores): the build and its catch-ups take the thread about 30 ms (the build of Sap 21 ms of
+/// it, where one core alone builds it in 11: the thread's memory is fresh and it shares the
+/// caches). Given 40 updates (one per 1,000 proxies), the switch update waited 10-15 ms for
+/// the thread in half of the runs; given 64, at most 0.8 ms in six.
+const BUILD_PROXIES_PER_UPDATE: usize = 625;
 const MOST_SCALED_BUILD_UPDATES: usize = 256;
 
 /// The updates a background build of `proxies` is given at least, whatever
@@ -346,7 +349,7 @@ impl Engine for AutoEngine {
             let now = self.updates + 1;
             let after =
                 u64::from(self.settings.build_updates).max(scaled_build_updates(store.len()));
-            if let Ok(pending) = Pending::start(store, choice, &self.config, now, after) {
+            if let Ok(pending) = Pending::start(choice, &self.config, now, after) {
                 self.pending = Some((pending, reason));
                 return false;
             }
@@ -375,8 +378,7 @@ impl Engine for AutoEngine {
         {
             if let Some((pending, reason)) = self.pending.take() {
                 let algorithm = pending.algorithm;
-                if let Some(engine) = pending.finish(store, changes)? {
-                    self.inner = engine;
+                if pending.finish(store, changes, &mut self.inner)? {
                     self.switched(algorithm, reason);
                     self.updates_running += 1;
                     return Ok(());
@@ -385,7 +387,13 @@ impl Engine for AutoEngine {
             }
         }
         self.updates_running += 1;
-        self.inner.update(store, changes)?;
+        let inner = &mut self.inner;
+        match &mut self.pending {
+            Some((pending, _)) if pending.wants_snapshot() => {
+                pending.snapshot_beside(store, || inner.update(store, changes))?;
+            }
+            _ => inner.update(store, changes)?,
+        }
         if let Some((pending, _)) = &mut self.pending {
             pending.record(self.updates, store, changes);
             pending.stage(self.updates, store);

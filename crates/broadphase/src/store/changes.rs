@@ -87,6 +87,13 @@ impl Store {
         }
         (self.set_bounds, self.boxes_set) = (None, 0);
         self.last_changed = self.dirty.len();
+        self.settle_dirty();
+        self.free.append(&mut self.pending_free);
+    }
+
+    /// Clears the changed list, each of its slots held by the engine if it is live and in the
+    /// world's bounds, as an update leaves them.
+    pub(super) fn settle_dirty(&mut self) {
         for &s in &self.dirty {
             let s = s as usize;
             let alive = self.flags[s] & ALIVE;
@@ -100,6 +107,5 @@ impl Store {
             self.flags[s] = f;
         }
         self.dirty.clear();
-        self.free.append(&mut self.pending_free);
     }
 }

@@ -23,6 +23,8 @@ mod slots;
 mod view;
 mod world;
 
+pub(crate) use view::Catchup;
+
 use crate::filter::LayerMatrix;
 use crate::slack::Trim;
 use crate::{Aabb, Config, Error, Figures, Layer, Pair, PairEvents, ProxyDesc, ProxyId, Stats};
