@@ -52,6 +52,27 @@ struct Built {
 /// What the build's thread runs: the new engine's build from the snapshot and its catch-ups.
 type Work = Box<dyn FnOnce(Store) -> Result<Built, Error> + Send>;
 
+/// A build's thread started before the switch is decided, and memory for the snapshot that
+/// the thread has touched meanwhile (fresh memory costs a page fault per 4 KB on first
+/// touch: copying 40,000 proxies takes 1.0 ms into fresh memory, 0.4 into touched).
+pub(crate) struct Prepared {
+    thread: BuildThread,
+    spare: Running<Store>,
+}
+
+impl Prepared {
+    /// Starts the thread, and has it ready memory for a snapshot of `store`.
+    ///
+    /// # Errors
+    /// When the operating system refuses the thread, or without the `parallel` feature.
+    pub(crate) fn start(store: &Store) -> Result<Self, std::io::Error> {
+        let thread = BuildThread::start()?;
+        let slots = store.slot_count();
+        let spare = thread.launch(move || Store::touched(slots));
+        Ok(Self { thread, spare })
+    }
+}
+
 /// A new engine building from a snapshot, and what changed since.
 pub(crate) struct Pending {
     pub(crate) algorithm: Algorithm,
@@ -72,6 +93,9 @@ pub(crate) struct Pending {
     /// update has run (not beside it), and running from then on. (In a mutex only so that
     /// the engine is `Sync`: reached through `&mut self`.)
     work: Mutex<Option<Work>>,
+    /// Memory the thread readied for the snapshot, if it was started early. (In a mutex only
+    /// so that the engine is `Sync`.)
+    spare: Mutex<Option<Running<Store>>>,
     snapshot: Option<Store>,
     build: Option<Running<Result<Built, Error>>>,
     /// Slots changed since the last catch-up (or the snapshot), each once, and a flag per
@@ -97,8 +121,12 @@ impl Pending {
         config: &Config,
         now: u64,
         after: u64,
+        prepared: Option<Prepared>,
     ) -> Result<Self, std::io::Error> {
-        let thread = BuildThread::start()?;
+        let (thread, spare) = match prepared {
+            Some(Prepared { thread, spare }) => (thread, Some(spare)),
+            None => (BuildThread::start()?, None),
+        };
         let mut engine = engine::boxed(algorithm, config);
         let (catchups, catchups_in) = mpsc::channel::<Catchup>();
         // The thread's copy of the store: the snapshot, then brought on by each catch-up.
@@ -132,6 +160,7 @@ impl Pending {
             thread,
             catchups,
             work: Mutex::new(Some(work)),
+            spare: Mutex::new(spare),
             snapshot: None,
             build: None,
             changed: Vec::new(),
@@ -150,7 +179,15 @@ impl Pending {
     /// memory takes about 1.0 ms, more than the update it would otherwise be added to in a
     /// scene that mostly rests.
     pub(crate) fn snapshot_beside<R>(&mut self, store: &Store, update: impl FnOnce() -> R) -> R {
-        let (snapshot, out) = self.thread.beside(|| store.snapshot_for_build(), update);
+        let spare = self
+            .spare
+            .get_mut()
+            .ok()
+            .and_then(Option::take)
+            .and_then(Running::join);
+        let (snapshot, out) = self
+            .thread
+            .beside(|| store.snapshot_for_build(spare), update);
         self.snapshot = snapshot;
         out
     }

@@ -327,3 +327,58 @@ fn a_background_switch_goes_in_a_count_of_updates_after_it_is_decided() {
     assert_eq!(figures(&bp).switches, 1);
     assert_eq!(sorted(bp.pairs()), sorted(reference.pairs()));
 }
+
+#[test]
+fn a_scene_coming_to_rest_switches_in_the_background_with_its_thread_started_early() {
+    // 5,000 proxies every one of which moves, then one in twenty: the rules say Sap at once,
+    // the choice holds five updates (frames 0 to 4), the build's thread starts two updates
+    // before that and readies the snapshot's memory, and Sap goes in 16 updates after the
+    // decision. Every update's events are Abp's.
+    let mut rng = SplitMix64::new(11);
+    let settings = AutoSettings {
+        hold: 5,
+        ..AutoSettings::default()
+    };
+    let mut bp = Auto::with_settings(Config::default(), settings);
+    spread(&mut bp, &mut rng, 5_000, |_| false);
+    let mut reference = crate::Abp::new(Config::default());
+    reference.insert_batch(&boxes_of(&bp)).expect("valid");
+    let follow = |bp: &Auto, reference: &mut crate::Abp| {
+        let moves: Vec<_> = (0..bp.len())
+            .map(|s| {
+                let id = bp.store().id_at(s);
+                (reference.store().id_at(s), bp.aabb(id).expect("live"))
+            })
+            .collect();
+        reference.set_aabbs(&moves).expect("valid");
+    };
+    for warm_up in 0..4 {
+        if warm_up > 0 {
+            stir(&mut bp, &mut rng, 1);
+            follow(&bp, &mut reference);
+        }
+        assert_eq!(
+            bp.update().expect("update"),
+            reference.update().expect("update")
+        );
+    }
+    let mut first_sap = None;
+    for frame in 0..30 {
+        stir(&mut bp, &mut rng, 20);
+        follow(&bp, &mut reference);
+        let got = bp.update().expect("update").clone();
+        assert_eq!(&got, reference.update().expect("update"), "frame {frame}");
+        bp.check_structure().expect("consistent");
+        if bp.running() == Algorithm::Sap && first_sap.is_none() {
+            first_sap = Some(frame);
+        }
+    }
+    let after = if Config::default().use_threads() {
+        16
+    } else {
+        0
+    };
+    assert_eq!(first_sap, Some(4 + after));
+    assert_eq!(figures(&bp).switches, 1);
+    assert_eq!(sorted(bp.pairs()), sorted(reference.pairs()));
+}

@@ -5,7 +5,7 @@
 use std::sync::OnceLock;
 
 use super::{listing::Spare, scatter::Scatter, Store, DIRTY, WAS_IN};
-use crate::{Aabb, PairEvents, ProxyDesc};
+use crate::{Aabb, Config, PairEvents, ProxyDesc};
 
 /// The changes a copy of the store (a [`snapshot`](Store::snapshot_for_build)) must take to
 /// be the store as the driver hands it to an engine in the update in progress: the changed
@@ -31,22 +31,24 @@ impl Store {
     /// A copy of what engines read (boxes, descriptions, flags, what changed, the rules, the
     /// bounds), without the driver's own lists (the pairs as ids, the events). With
     /// `slots` false, the per-slot arrays are left empty.
-    fn engine_view(&self, slots: bool) -> Store {
-        fn per_slot<T: Clone>(keep: bool, v: &[T]) -> Vec<T> {
+    /// Written into `into`'s memory.
+    fn engine_view(&self, slots: bool, into: Store) -> Store {
+        fn per_slot<T: Clone>(keep: bool, into: Vec<T>, v: &[T]) -> Vec<T> {
+            let mut into = into;
+            into.clear();
             if keep {
-                v.to_vec()
-            } else {
-                Vec::new()
+                into.extend_from_slice(v);
             }
+            into
         }
         Store {
-            aabbs: per_slot(slots, &self.aabbs),
-            descs: per_slot(slots, &self.descs),
-            generations: per_slot(slots, &self.generations),
-            flags: per_slot(slots, &self.flags),
+            aabbs: per_slot(slots, into.aabbs, &self.aabbs),
+            descs: per_slot(slots, into.descs, &self.descs),
+            generations: per_slot(slots, into.generations, &self.generations),
+            flags: per_slot(slots, into.flags, &self.flags),
             free: self.free.clone(),
             pending_free: self.pending_free.clone(),
-            dirty: per_slot(slots, &self.dirty),
+            dirty: per_slot(slots, into.dirty, &self.dirty),
             len: self.len,
             fixed: self.fixed,
             grouped: self.grouped,
@@ -78,13 +80,33 @@ impl Store {
     /// A snapshot for building a fresh engine from: every proxy new to the structure, and the
     /// update begun (rules applied, proxies out of the world sorted out), as the driver hands
     /// the store to an engine's first update.
-    pub(crate) fn snapshot_for_build(&self) -> Store {
-        let mut snap = self.engine_view(true);
-        // Every live slot joins the changed list.
-        snap.dirty.reserve(self.len);
+    ///
+    /// Written into `spare`'s memory where there is one ([`Store::touched`]).
+    pub(crate) fn snapshot_for_build(&self, spare: Option<Store>) -> Store {
+        let spare = spare.unwrap_or_else(|| Store::new(&Config::default()));
+        let mut snap = self.engine_view(true, spare);
+        // Every live slot joins the changed list (each slot at most once).
+        snap.dirty
+            .reserve(self.slot_count().saturating_sub(snap.dirty.len()));
         snap.forget_structure();
         snap.begin_update();
         snap
+    }
+
+    /// An empty store whose slot arrays (and changed list) have room for `slots` slots,
+    /// every page of them written once: a snapshot copied into it pays no page faults.
+    pub(crate) fn touched(slots: usize) -> Store {
+        fn touch<T: Clone>(v: &mut Vec<T>, n: usize, fill: T) {
+            v.resize(n, fill);
+            v.clear();
+        }
+        let mut store = Store::new(&Config::default());
+        touch(&mut store.aabbs, slots, Aabb::default());
+        touch(&mut store.descs, slots, ProxyDesc::default());
+        touch(&mut store.generations, slots, 0);
+        touch(&mut store.flags, slots, 0);
+        touch(&mut store.dirty, slots, 0);
+        store
     }
 
     /// What a copy of the store that an engine ran its last update on must take to be this
@@ -108,7 +130,7 @@ impl Store {
                 .collect(),
             flags: slots.iter().map(|&s| self.flags[s as usize]).collect(),
             slots,
-            rest: self.engine_view(false),
+            rest: self.engine_view(false, Store::new(&Config::default())),
             slot_count: self.slot_count(),
         }
     }
