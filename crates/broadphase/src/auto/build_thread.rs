@@ -1,13 +1,15 @@
 //! The thread [`Auto`](crate::Auto)'s background builds run on: a pool of one thread of its
-//! own, at the lowest priority the system gives a thread.
+//! own.
 //!
 //! Its own pool, because an engine spreads its work over the pool it runs in: in the
-//! caller's, the build queued its large pieces of work before the running engine's. The
-//! lowest priority, because the build has a count of updates to finish in, not a deadline
-//! within a frame: it takes the time the caller's threads leave idle rather than theirs. At
-//! the normal priority the thread took a core whenever the running engine's threads woke to
-//! share a piece of work: on two cores, `bplab phases`' frames beside a build of Sap took up
-//! to 6 ms where they take 1.9.
+//! caller's, the build queued its large pieces of work before the running engine's. At the
+//! normal priority: the switch update waits for the build if it is behind, and at the lowest
+//! (nice 19, as it ran before) whatever else kept the cores busy held it back for the whole
+//! build. `bplab phases` on two cores with one busy loop beside it: the slowest frame of the
+//! phase with the switch 26.6 ms at nice 19, 24.8 at nice 10, 4.8 at the normal priority (the
+//! running engine's own frames 4-5 ms there); with two busy loops 70-1,866 ms, 198, 5.9. With
+//! nothing beside it the phase read the same at either priority (median / slowest 0.72-0.79 /
+//! 1.25-1.35 at the normal priority, 0.73-0.81 / 1.32-1.45 at nice 19, three runs each).
 
 use std::sync::mpsc::{self, Receiver};
 use std::sync::Mutex;
@@ -34,7 +36,6 @@ impl BuildThread {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(1)
             .thread_name(|_| "broadphase-auto-build".into())
-            .start_handler(|_| lower_this_threads_priority())
             .build()
             .map_err(std::io::Error::other)?;
         Ok(Self { pool })
@@ -113,19 +114,6 @@ impl<T> Running<T> {
     }
 }
 
-/// Gives the calling thread the lowest priority (nice 19) where a thread has one of its own:
-/// on Linux, where the nice value is per thread. Elsewhere `setpriority` would set the whole
-/// process's, so the thread keeps the normal one.
-#[cfg(feature = "parallel")]
-fn lower_this_threads_priority() {
-    #[cfg(any(target_os = "linux", target_os = "android"))]
-    // SAFETY: `setpriority` takes plain integers and reads no memory of ours; `who` 0 names
-    // the calling thread. A refusal leaves the priority as it was, which is harmless.
-    unsafe {
-        libc::setpriority(libc::PRIO_PROCESS, 0, 19);
-    }
-}
-
 #[cfg(all(test, feature = "parallel"))]
 mod tests {
     use super::*;
@@ -166,20 +154,5 @@ mod tests {
         // Dropping the pool does not cancel what it was given.
         drop(thread);
         assert_eq!(dropped.recv().ok(), Some(there_id));
-    }
-
-    #[cfg(any(target_os = "linux", target_os = "android"))]
-    #[test]
-    fn the_build_runs_at_the_lowest_priority_and_the_caller_keeps_its_own() {
-        /// The nice value of the calling thread.
-        fn nice() -> i32 {
-            // SAFETY: plain integers in and out. (-1 is a valid nice value, so errno would
-            // tell a refusal; a refusal shows as neither of the values asserted.)
-            unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) }
-        }
-        let before = nice();
-        let thread = BuildThread::start().expect("a thread");
-        assert_eq!(thread.launch(nice).join(), Some(19));
-        assert_eq!(nice(), before);
     }
 }

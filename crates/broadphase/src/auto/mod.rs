@@ -55,7 +55,7 @@ use measure::Meter;
 /// restarts at an update a quarter away from it either way (most bodies falling asleep too).
 ///
 /// From [`AutoSettings::background_from`] proxies (4,000) and with threads, a switch builds
-/// the new engine on a thread of its own, at the lowest priority, from a snapshot of the store
+/// the new engine on a thread of its own from a snapshot of the store
 /// as the deciding update finds it, while the current one keeps serving; sends it the changes
 /// as it goes, and puts it in [`AutoSettings::build_updates`] updates later (16, or one per
 /// 625 proxies if more), catching up with the last two updates' changes;
@@ -154,8 +154,8 @@ pub struct AutoSettings {
     /// Updates between the one that starts a background build and the one that puts the new
     /// engine in (at least 1), or one per 625 proxies if that is more (at most 256): a
     /// count, not a clock, so that the switch (and the order of `pairs()` after it) is the
-    /// same on every machine. The build runs meanwhile on a thread of its own at the lowest
-    /// priority, and is sent the changes as it goes (halfway there, then halfway through what
+    /// same on every machine. The build runs meanwhile on a thread of its own, and is sent
+    /// the changes as it goes (halfway there, then halfway through what
     /// is left, down to two updates before), so that the switch update catches up with two
     /// updates' changes; if the thread is behind by then, that update waits for it. At 60
     /// updates a second the default, 16, gives a build of up to 10,000 proxies a quarter of a
