@@ -55,13 +55,12 @@ use measure::Meter;
 /// restarts at an update a quarter away from it either way (most bodies falling asleep too).
 ///
 /// From [`AutoSettings::background_from`] proxies (4,000) and with threads, a switch builds
-/// the new engine on a thread of its own from a snapshot of the store
-/// as the deciding update finds it, while the current one keeps serving; sends it the changes
-/// as it goes, and puts it in [`AutoSettings::build_updates`] updates later (16, or one per
-/// 625 proxies if more), catching up with the last two updates' changes;
-/// smaller scenes, broad phases without threads, and an update whose choice is taken at
-/// once for its changes build it in place in one update, which then costs about a first
-/// build of the new algorithm. `bplab run` and `bplab phases` show the switch frames.
+/// the new engine on a thread of its own from a snapshot of the store as the deciding update
+/// finds it, while the current one keeps serving; sends it the changes as it goes, and puts
+/// it in [`AutoSettings::build_updates`] updates later (16, or one per 625 proxies if more),
+/// catching up with the last two updates' changes; smaller scenes, broad phases without
+/// threads, and an update whose choice is taken at once for its changes build it in place
+/// in one update, which then costs about a first build of the new algorithm. `bplab run` and `bplab phases` show the switch frames.
 ///
 /// ```
 /// use broadphase::{Aabb, Algorithm, Auto, BroadPhase, Config, Figures, Pair, ProxyDesc};
@@ -155,9 +154,9 @@ pub struct AutoSettings {
     /// engine in (at least 1), or one per 625 proxies if that is more (at most 256): a
     /// count, not a clock, so that the switch (and the order of `pairs()` after it) is the
     /// same on every machine. The build runs meanwhile on a thread of its own, and is sent
-    /// the changes as it goes (halfway there, then halfway through what
-    /// is left, down to two updates before), so that the switch update catches up with two
-    /// updates' changes; if the thread is behind by then, that update waits for it. At 60
+    /// the changes as it goes (halfway there, then halfway through what is left, down to two
+    /// updates before), so that the switch update catches up with two updates' changes; if
+    /// the thread is behind by then, that update waits for it. At 60
     /// updates a second the default, 16, gives a build of up to 10,000 proxies a quarter of a
     /// second.
     pub build_updates: u32,
@@ -231,7 +230,7 @@ pub struct AutoEngine {
     updates: u64,
     /// The next engine, building on another thread, and the reason it was chosen for.
     pending: Option<(Pending, Reason)>,
-    /// A build's thread, started an update before a background switch is due.
+    /// A build's thread, started two updates before a background switch is decided.
     prepared: Option<Prepared>,
 }
 
@@ -350,10 +349,10 @@ impl Engine for AutoEngine {
             // readies the snapshot's memory, so that the update that decides pays for
             // neither (`bplab phases`: 0.15 ms to start the thread, and the snapshot into
             // fresh memory takes twice the time it takes into touched memory).
-            let due_next = self
+            let due_soon = self
                 .candidate
                 .is_some_and(|(_, _, held)| held + 2 >= self.settings.hold.max(1));
-            if !(due_next && in_background) {
+            if !(due_soon && in_background) {
                 self.prepared = None;
             } else if self.prepared.is_none() {
                 self.prepared = Prepared::start(store).ok();
