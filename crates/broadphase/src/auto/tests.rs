@@ -283,6 +283,27 @@ fn the_clustering_index_tells_clusters_from_an_even_spread() {
     assert!(c > 4.0, "ten clusters: {c}");
 }
 
+/// Sets `reference`'s boxes (inserted in `bp`'s slot order) to `bp`'s.
+fn follow(bp: &Auto, reference: &mut crate::Abp) {
+    let moves: Vec<_> = (0..bp.len())
+        .map(|s| {
+            let id = bp.store().id_at(s);
+            (reference.store().id_at(s), bp.aabb(id).expect("live"))
+        })
+        .collect();
+    reference.set_aabbs(&moves).expect("valid");
+}
+
+/// Updates from the decision to a background switch of 5,000 proxies: the default 16, or
+/// none without threads, where every switch is made in place at the update that decides.
+fn background_updates() -> usize {
+    if Config::default().use_threads() {
+        16
+    } else {
+        0
+    }
+}
+
 #[test]
 fn a_background_switch_goes_in_a_count_of_updates_after_it_is_decided() {
     // 5,000 proxies (a background build from 4,000), a pin to Sap before update `decided`:
@@ -298,13 +319,7 @@ fn a_background_switch_goes_in_a_count_of_updates_after_it_is_decided() {
     for update in 0..30 {
         if update > 0 {
             stir(&mut bp, &mut rng, 2);
-            let moves: Vec<_> = (0..bp.len())
-                .map(|s| {
-                    let id = bp.store().id_at(s);
-                    (reference.store().id_at(s), bp.aabb(id).expect("live"))
-                })
-                .collect();
-            reference.set_aabbs(&moves).expect("valid");
+            follow(&bp, &mut reference);
         }
         if update == decided {
             bp.pin(Some(Algorithm::Sap)).expect("not Auto");
@@ -317,13 +332,7 @@ fn a_background_switch_goes_in_a_count_of_updates_after_it_is_decided() {
             switched_at = Some(update);
         }
     }
-    // Without threads every switch is made in place, at the update that decides.
-    let after = if Config::default().use_threads() {
-        16
-    } else {
-        0
-    };
-    assert_eq!(switched_at, Some(decided + after));
+    assert_eq!(switched_at, Some(decided + background_updates()));
     assert_eq!(figures(&bp).switches, 1);
     assert_eq!(sorted(bp.pairs()), sorted(reference.pairs()));
 }
@@ -343,15 +352,6 @@ fn a_scene_coming_to_rest_switches_in_the_background_with_its_thread_started_ear
     spread(&mut bp, &mut rng, 5_000, |_| false);
     let mut reference = crate::Abp::new(Config::default());
     reference.insert_batch(&boxes_of(&bp)).expect("valid");
-    let follow = |bp: &Auto, reference: &mut crate::Abp| {
-        let moves: Vec<_> = (0..bp.len())
-            .map(|s| {
-                let id = bp.store().id_at(s);
-                (reference.store().id_at(s), bp.aabb(id).expect("live"))
-            })
-            .collect();
-        reference.set_aabbs(&moves).expect("valid");
-    };
     for warm_up in 0..4 {
         if warm_up > 0 {
             stir(&mut bp, &mut rng, 1);
@@ -373,12 +373,7 @@ fn a_scene_coming_to_rest_switches_in_the_background_with_its_thread_started_ear
             first_sap = Some(frame);
         }
     }
-    let after = if Config::default().use_threads() {
-        16
-    } else {
-        0
-    };
-    assert_eq!(first_sap, Some(4 + after));
+    assert_eq!(first_sap, Some(4 + background_updates()));
     assert_eq!(figures(&bp).switches, 1);
     assert_eq!(sorted(bp.pairs()), sorted(reference.pairs()));
 }
