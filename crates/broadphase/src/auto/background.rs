@@ -177,14 +177,22 @@ impl Pending {
     /// Runs `update` (the running engine's update of `store`) here while the build's thread
     /// copies `store` for the snapshot: both only read it. Copying 40,000 proxies into fresh
     /// memory takes about 1.0 ms, more than the update it would otherwise be added to in a
-    /// scene that mostly rests.
+    /// scene that mostly rests. A thread started early that is still readying its memory (held
+    /// back by other work on the cores for two whole updates) is not waited for: the snapshot
+    /// is copied here, after the update, into fresh memory.
     pub(crate) fn snapshot_beside<R>(&mut self, store: &Store, update: impl FnOnce() -> R) -> R {
-        let spare = self
-            .spare
-            .get_mut()
-            .ok()
-            .and_then(Option::take)
-            .and_then(Running::join);
+        let spare = match self.spare.get_mut().ok().and_then(Option::take) {
+            Some(running) => match running.try_join() {
+                Ok(spare) => spare,
+                // Dropped: the thread gives the memory back once it is done with it.
+                Err(_busy) => {
+                    let out = update();
+                    self.snapshot = Some(store.snapshot_for_build(None));
+                    return out;
+                }
+            },
+            None => None,
+        };
         let (snapshot, out) = self
             .thread
             .beside(|| store.snapshot_for_build(spare), update);
@@ -342,7 +350,7 @@ fn odd(mut keys: Vec<u64>) -> Vec<u64> {
 
 #[cfg(test)]
 mod tests {
-    use super::stages;
+    use super::*;
 
     #[test]
     fn copies_go_halfway_then_halfway_through_what_is_left() {
@@ -352,5 +360,56 @@ mod tests {
         assert_eq!(stages(5, 4), vec![7]);
         assert!(stages(5, 3).is_empty());
         assert!(stages(5, 1).is_empty());
+    }
+
+    /// The deciding update does not wait for a thread started early that is still readying
+    /// memory for the snapshot: it copies the snapshot itself.
+    #[cfg(feature = "parallel")]
+    #[test]
+    fn a_snapshot_does_not_wait_for_memory_still_being_readied() {
+        use crate::{Aabb, ProxyDesc};
+        let mut store = Store::new(&Config::default());
+        let boxes: Vec<(Aabb, ProxyDesc)> = (0..100)
+            .map(|i| {
+                let lo = [i as f32, 0.0, 0.0];
+                (Aabb::new(lo, lo.map(|c| c + 1.5)), ProxyDesc::default())
+            })
+            .collect();
+        store.insert_batch(&boxes).expect("valid boxes");
+        store.begin_update();
+        let thread = BuildThread::start().expect("a thread");
+        let (go, gate) = mpsc::channel::<()>();
+        let (said, heard) = mpsc::channel::<bool>();
+        let slots = store.slot_count();
+        // The memory is ready only once the snapshot has been taken: waiting for it would
+        // hold the snapshot until the gate gives up.
+        let spare = thread.launch(move || {
+            let released = gate
+                .recv_timeout(std::time::Duration::from_secs(30))
+                .is_ok();
+            let _ = said.send(released);
+            Store::touched(slots)
+        });
+        let prepared = Prepared { thread, spare };
+        let config = Config::default();
+        let mut pending =
+            Pending::start(Algorithm::Sap, &config, 0, 4, Some(prepared)).expect("a thread");
+        assert!(pending.wants_snapshot());
+        let out = pending.snapshot_beside(&store, || 42);
+        let _ = go.send(());
+        assert_eq!(out, 42);
+        assert_eq!(heard.recv(), Ok(true), "the snapshot waited for the memory");
+        assert!(!pending.wants_snapshot());
+        // The build runs from it: the 99 neighbours' pairs, all created.
+        pending.record(0, &store, &PairChanges::default());
+        let Pending {
+            build, catchups, ..
+        } = pending;
+        drop(catchups);
+        let built = build
+            .and_then(Running::join)
+            .expect("a build")
+            .expect("no error");
+        assert_eq!(built.pairs.len(), 99);
     }
 }

@@ -112,6 +112,21 @@ impl<T> Running<T> {
     pub(super) fn join(self) -> Option<T> {
         self.result.into_inner().ok()?.recv().ok()
     }
+
+    /// The work's result if it has finished (`Ok(None)` if it panicked), without waiting;
+    /// the work itself back if it has not.
+    pub(super) fn try_join(self) -> Result<Option<T>, Self> {
+        let Ok(result) = self.result.into_inner() else {
+            return Ok(None);
+        };
+        match result.try_recv() {
+            Ok(out) => Ok(Some(out)),
+            Err(mpsc::TryRecvError::Disconnected) => Ok(None),
+            Err(mpsc::TryRecvError::Empty) => Err(Self {
+                result: Mutex::new(result),
+            }),
+        }
+    }
 }
 
 #[cfg(all(test, feature = "parallel"))]
@@ -126,6 +141,23 @@ mod tests {
         assert_eq!(panicked.join(), None);
         // The thread goes on after it.
         assert_eq!(thread.launch(|| 1).join(), Some(1));
+    }
+
+    #[test]
+    fn work_not_finished_is_not_waited_for() {
+        let thread = BuildThread::start().expect("a thread");
+        let (go, gate) = std::sync::mpsc::channel::<()>();
+        let held = thread.launch(move || gate.recv().is_ok());
+        let Err(held) = held.try_join() else {
+            panic!("the work cannot have finished: its gate is closed");
+        };
+        go.send(()).expect("the work waits on the gate");
+        assert_eq!(held.join(), Some(true));
+        // Finished work comes back without waiting, a panic as None.
+        let done = thread.launch(|| 7);
+        let panicked: Running<u32> = thread.launch(|| panic!("a bug in an engine"));
+        assert_eq!(panicked.join(), None);
+        assert_eq!(done.try_join().ok(), Some(Some(7)));
     }
 
     #[test]
