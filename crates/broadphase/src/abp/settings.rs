@@ -73,6 +73,7 @@ impl AbpSettings {
             min_cell_extents: self.min_column_extents,
             min_boxes_for_cells: self.min_proxies_for_columns,
             sweep_extents: SWEEP_EXTENTS,
+            max_sweep_scale: 4.0,
         }
     }
 }

@@ -26,11 +26,14 @@ pub(crate) struct GridParams {
     /// `boxes_per_cell` boxes; 0 to hold that many whatever the length (see
     /// [`sweep_scale`]).
     pub sweep_extents: f64,
+    /// The most times `boxes_per_cell` a long sweep makes a cell hold (at least 1).
+    pub max_sweep_scale: f64,
 }
 
 /// How many times `boxes_per_cell` a cell holds when its sweep is `length` long over boxes
-/// `extent` wide, for `params.sweep_extents`: as many times as the sweep is longer, within a
-/// factor of 4 either way.
+/// `extent` wide, for `params.sweep_extents`: as many times as the sweep is longer, from a
+/// quarter up to `params.max_sweep_scale` (Abp: 4; Mbp: 1, its cells grow with the population
+/// instead).
 ///
 /// A moving box's sweep meets the cell's boxes within its extent along the sweep axis: about
 /// `boxes × extent / length` of them. At a fixed count per cell, a short sweep (a small or
@@ -43,7 +46,7 @@ pub(crate) struct GridParams {
 fn sweep_scale(params: &GridParams, length: f64, extent: f64) -> f64 {
     let scale = length / extent / params.sweep_extents;
     if params.sweep_extents > 0.0 && scale.is_finite() && scale > 0.0 {
-        scale.clamp(0.25, 4.0)
+        scale.clamp(0.25, params.max_sweep_scale.max(1.0))
     } else {
         1.0
     }
@@ -332,6 +335,7 @@ mod tests {
         min_cell_extents: 2.5,
         min_boxes_for_cells: 512,
         sweep_extents: 0.0,
+        max_sweep_scale: 4.0,
     };
 
     /// A cell holds as many times `boxes_per_cell` as its sweep is longer than
@@ -349,6 +353,13 @@ mod tests {
         assert_eq!(sweep_scale(&on, 1.0, 1.0), 0.25);
         assert_eq!(sweep_scale(&on, 45.0, 0.0), 1.0);
         assert_eq!(sweep_scale(&PARAMS, 45.0, 1.0), 1.0);
+        // Cells that grow otherwise (Mbp's, with the population) only shrink for a short sweep.
+        let shrink_only = GridParams {
+            max_sweep_scale: 1.0,
+            ..on
+        };
+        assert_eq!(sweep_scale(&shrink_only, 45.0, 1.0), 0.5);
+        assert_eq!(sweep_scale(&shrink_only, 10_000.0, 1.0), 1.0);
         // A lattice 40 boxes long on the sweep axis: half the boxes a cell, so twice the cells.
         let boxes: Vec<Aabb> = (0..40 * 40 * 40)
             .map(|i| {

@@ -148,13 +148,18 @@ impl MbpEngine {
     /// thousand-box cells make binning the arrivals slow (each cell's list is a stream being
     /// written); twice larger cells were 11% faster on uniform 1M, and made no difference
     /// at 100k.
+    ///
+    /// A region's cells hold fewer boxes where its sweep is short, as Abp's columns do, but
+    /// never more where it is long: the population rule grows them already (the two together
+    /// made the 1M cells of uniform, grid, particles and clustered hold 1.2 to 1.8 times the
+    /// candidate tests, and their frames 1-4% slower in one run). Shrinking only, the tests
+    /// at 10,000 boxes halve, and Mbp's frames there are 0.94-0.99 of before on nine scenes
+    /// (sizes 1.02), level at 100k, and the 1M layouts unchanged (docs/MEASUREMENTS.md).
     pub(super) fn params(&self, store: &Store) -> GridParams {
         let mut params = self.tuning.cells.grid_params();
         let scale = (store.len() as f64 / 250_000.0).sqrt().max(1.0);
         params.boxes_per_cell = (params.boxes_per_cell as f64 * scale) as usize;
-        // Abp's cells follow the sweep's length; Mbp's keep their own rule (measured on
-        // Abp only).
-        params.sweep_extents = 0.0;
+        params.max_sweep_scale = 1.0;
         params
     }
 
