@@ -35,8 +35,8 @@ use measure::Meter;
 /// depend on the algorithm, only the time does.
 ///
 /// The rules, in order, from `bplab bench --algos abp,sap,mbp,quadtree,grid --no-peers
-/// --threads 1` over every scene at 10k, 30k, 100k and 1M boxes (the source's `auto/policy.rs` gives
-/// the figures behind each threshold):
+/// --threads 1` over every scene at 10k, 30k, 100k and 1M boxes (the source's
+/// `auto/policy.rs` gives the figures behind each threshold):
 ///
 /// | the scene | algorithm | reason |
 /// |---|---|---|
@@ -60,7 +60,8 @@ use measure::Meter;
 /// it in [`AutoSettings::build_updates`] updates later (16, or one per 625 proxies if more),
 /// catching up with the last two updates' changes; smaller scenes, broad phases without
 /// threads, and an update whose choice is taken at once for its changes build it in place
-/// in one update, which then costs about a first build of the new algorithm. `bplab run` and `bplab phases` show the switch frames.
+/// in one update, which then costs about a first build of the new algorithm. `bplab run`
+/// and `bplab phases` show the switch frames.
 ///
 /// ```
 /// use broadphase::{Aabb, Algorithm, Auto, BroadPhase, Config, Figures, Pair, ProxyDesc};
@@ -156,9 +157,8 @@ pub struct AutoSettings {
     /// same on every machine. The build runs meanwhile on a thread of its own, and is sent
     /// the changes as it goes (halfway there, then halfway through what is left, down to two
     /// updates before), so that the switch update catches up with two updates' changes; if
-    /// the thread is behind by then, that update waits for it. At 60
-    /// updates a second the default, 16, gives a build of up to 10,000 proxies a quarter of a
-    /// second.
+    /// the thread is behind by then, that update waits for it. At 60 updates a second the
+    /// default, 16, gives a build of up to 10,000 proxies a quarter of a second.
     pub build_updates: u32,
 }
 
