@@ -109,7 +109,7 @@ impl Figures {
             Figures::QuadTree(f) => vec![
                 ("trees", f.trees),
                 ("nodes", f.nodes),
-                ("depth", f.depth),
+                ("height", f.height),
                 ("fill percent", f.fill_percent),
                 ("partial rebuilds", f.partial_rebuilds),
                 ("partial rebuild units", f.partial_rebuild_units),
@@ -218,8 +218,10 @@ pub struct QuadTreeFigures {
     pub trees: u64,
     /// Nodes in use in all trees.
     pub nodes: u64,
-    /// The deepest level of any tree.
-    pub depth: u64,
+    /// Levels of the tallest tree as its root records them: the measured depth
+    /// ([`QuadTree::depth`](crate::QuadTree::depth)) after a build, and never less; after
+    /// removals, possibly more until the next rebuild (read without walking the trees).
+    pub height: u64,
     /// Lanes in use, as a percentage of all lanes of the nodes in use.
     pub fill_percent: u64,
     /// Jolt's partial rebuilds of a tree's changed top so far.

@@ -13,6 +13,24 @@ impl QuadTree {
     fn check_invariants(&self) {
         assert_eq!(self.engine.check_structure(&self.store), Ok(()));
         assert_eq!(self.check_structure(), Ok(()));
+        // The stats' figures are read from counts: they must agree with a walk.
+        let Figures::QuadTree(f) = self.stats().figures else {
+            panic!("QuadTree reports its own figures");
+        };
+        let (mut lanes, mut nodes) = (0, 0);
+        for t in &self.engine.trees {
+            for n in (0..t.nodes.len() as u32).filter(|&n| !t.is_free(n)) {
+                lanes += t.nodes[n as usize].len();
+                nodes += 1;
+            }
+        }
+        assert_eq!(f.nodes, nodes as u64);
+        assert_eq!(
+            f.fill_percent,
+            (100 * lanes / (LANES * nodes).max(1)) as u64
+        );
+        assert!(f.height >= self.depth() as u64);
+        assert_eq!(f.height == 0, self.depth() == 0);
     }
 }
 

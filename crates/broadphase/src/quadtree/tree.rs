@@ -296,6 +296,26 @@ impl Tree {
         }
     }
 
+    /// Lanes holding a child, from the counts: every proxy fills one lane and every node but
+    /// the root one lane of its parent (what [`check`](Self::check) verifies), so no walk is
+    /// needed.
+    pub(crate) fn used_lanes(&self) -> usize {
+        if self.root == NONE {
+            return 0;
+        }
+        self.proxies + self.node_count() - 1
+    }
+
+    /// The number of node levels as the root records them: the measured
+    /// [`depth`](Self::depth) after a build, possibly more after removals (a subtree that
+    /// lost a level does not tell the nodes above it until the next rebuild). O(1).
+    pub(crate) fn height(&self) -> usize {
+        if self.root == NONE {
+            return 0;
+        }
+        usize::from(self.nodes[self.root as usize].height)
+    }
+
     /// The number of node levels (a root holding only proxies is one level), measured.
     pub(crate) fn depth(&self) -> usize {
         if self.root == NONE {
