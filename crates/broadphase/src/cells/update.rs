@@ -14,6 +14,10 @@ use super::tags::{reporting_cell, tag_region, Report};
 /// How many boxes that stay ahead of the one re-encoded to prefetch from the store.
 const STAY_AHEAD: usize = 16;
 
+/// A cell whose moved dynamic boxes are at least `1 / MERGE_FIRST` of its dynamic boxes
+/// merges them in before its sweep and sweeps all its dynamic boxes at once.
+const MERGE_FIRST: usize = 3;
+
 /// Scratch space of one worker, kept from one cell and one update to the next (the cells hold
 /// one per worker).
 ///
@@ -171,14 +175,39 @@ pub(super) fn prune_cell<A, L>(
                 found.push(pair_key(x, y));
             }
         };
+        // Where a third or more of the dynamic boxes moved, one sweep of them all beats a
+        // sweep of the moved ones and a second of the moved against the unmoved: it starts a
+        // scan from each box once instead of from each unmoved box once and each moved box
+        // twice, and with about one overlap a box the scans' starts are the work (see
+        // MERGE_FIRST).
+        let merge_first = !dynamic.is_empty()
+            && MERGE_FIRST * moved_dynamic.len() >= dynamic.len() + moved_dynamic.len();
+        if merge_first {
+            dynamic.merge_in(moved_dynamic);
+            moved_dynamic.clear();
+        }
         let (md, mf, d, f) = (&*moved_dynamic, &*moved_fixed, &*dynamic, &*fixed);
         // Fixed boxes are never swept against fixed boxes. The five sweeps cover disjoint
         // pairs of lists, and a pair's reporting cell is unique: each pair is found at most once.
-        let mut tests = complete(md, |i, j| report(md, i, md, j));
-        tests += bipartite(md, d, |i, j| report(md, i, d, j));
-        tests += bipartite(md, f, |i, j| report(md, i, f, j));
-        tests += bipartite(md, mf, |i, j| report(md, i, mf, j));
-        tests += bipartite(mf, d, |i, j| report(mf, i, d, j));
+        let tests = if merge_first {
+            // The moved boxes are in `d`: its pairs of two unchanged boxes, and theirs with
+            // the unmoved fixed boxes, are kept by the diff without being found, so the
+            // sweeps pass them over.
+            let mut report = |a: &BoxList, i: usize, b: &BoxList, j: usize| {
+                if changed(a.id(i)) || changed(b.id(j)) {
+                    report(a, i, b, j);
+                }
+            };
+            complete(d, |i, j| report(d, i, d, j))
+                + bipartite(d, f, |i, j| report(d, i, f, j))
+                + bipartite(d, mf, |i, j| report(d, i, mf, j))
+        } else {
+            complete(md, |i, j| report(md, i, md, j))
+                + bipartite(md, d, |i, j| report(md, i, d, j))
+                + bipartite(md, f, |i, j| report(md, i, f, j))
+                + bipartite(md, mf, |i, j| report(md, i, mf, j))
+                + bipartite(mf, d, |i, j| report(mf, i, d, j))
+        };
         cell.tests = tests;
         found.sort_unstable();
         diff_pairs_in_place(
