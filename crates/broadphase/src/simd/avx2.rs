@@ -28,6 +28,7 @@ use crate::prune::{walks, BoxList, SignedBox, SkipTo, SweepKeys, Walk};
 /// the stack, reloading them each step (`perf annotate`: the two hottest instructions of
 /// `complete_boxes` were such a store and reload). The hits wait here, and are emitted
 /// after the scan, or, if a long scan fills the buffer, after the step that filled it.
+/// Positions are held as `u32`: a list holds at most [`crate::MAX_PROXIES`] boxes.
 const SCAN_HITS: usize = 64;
 
 /// Scans `$keys` from position `$from` against the probe box `$p` (a [`SignedBox`]) until
