@@ -64,9 +64,9 @@ pub fn cells(opts: &BenchOptions) -> Vec<Cell> {
 /// `contenders` contenders, interleaved (every contender once a round, not A A A B B B), so
 /// that a slow drift of the machine (heat, another process) falls on every contender alike.
 ///
-/// The rounds follow the rows of a Williams square: over `contenders` rounds (twice as many
-/// when the count is odd) every contender runs right after every other one exactly once,
-/// and in every position. A contender's frame can depend on what ran just before it (the
+/// The rounds follow the rows of a Williams square: over `contenders` rounds every contender
+/// runs right after every other one once, and once in every position (for an odd count, over
+/// twice as many rounds, twice). A contender's frame can depend on what ran just before it (the
 /// caches it left), and a fixed order, or one merely rotated from round to round, gives each
 /// contender the same predecessor in every round. The order of the builds is not balanced
 /// (each contender is built once, in the order given): at 1M boxes on `static_world` the
