@@ -83,17 +83,15 @@ pub fn schedule(contenders: usize, repeats: usize) -> Vec<(usize, usize)> {
             j => k - j / 2,
         })
         .collect();
+    let first = &first;
     (0..repeats)
         .flat_map(|r| {
             let shift = r % k.max(1);
             let reversed = k % 2 == 1 && (r / k.max(1)) % 2 == 1;
-            let row: Vec<usize> = first.iter().map(|&c| (c + shift) % k).collect();
-            let row: Vec<usize> = if reversed {
-                row.into_iter().rev().collect()
-            } else {
-                row
-            };
-            row.into_iter().map(move |c| (r, c))
+            (0..k).map(move |p| {
+                let j = if reversed { k - 1 - p } else { p };
+                (r, (first[j] + shift) % k)
+            })
         })
         .collect()
 }
