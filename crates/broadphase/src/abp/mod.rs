@@ -188,9 +188,9 @@ impl AbpEngine {
 
     /// Marks the columns the changed boxes leave (all of them when most boxes changed).
     fn remove_leavers(&mut self, store: &Store) {
-        // When most proxies changed, nearly every column has leavers: compacting them all
-        // beats finding which.
-        if 2 * store.dirty().len() >= store.len() {
+        // When many proxies changed, nearly every column has leavers: compacting them all
+        // beats finding which (and when every proxy is binned, every column has).
+        if cells::bins_all(store.dirty().len(), store.len()) {
             self.cells.mark_all_leavers();
             return;
         }
@@ -281,12 +281,15 @@ impl AbpEngine {
     /// Lists the slots to bin in increasing order: the store's changed list itself when it is
     /// in order and holds them all (a simulation moves its bodies in the order it made them,
     /// and every box is changed at the first update), else a copy, sorted; after a new layout,
-    /// every live slot. Copying the changed list was 4 bytes a box.
+    /// every live slot; where many changed ([`cells::bins_all`]), every live slot and those
+    /// removed. Copying the changed list was 4 bytes a box.
     fn list_slots(&mut self, store: &Store, everything: bool) {
         let dirty = store.dirty();
         let in_order = dirty.windows(2).all(|w| w[0] < w[1]);
+        // Many changed: every live proxy is binned too (`cells::bins_all`), with those removed.
+        let all = !everything && cells::bins_all(dirty.len(), store.len());
         // In order and one per slot: every slot, so every live one.
-        self.from_dirty = in_order && (!everything || dirty.len() == store.slot_count());
+        self.from_dirty = in_order && (!(everything || all) || dirty.len() == store.slot_count());
         let to_bin = &mut self.to_bin;
         to_bin.clear();
         if self.from_dirty {
@@ -294,9 +297,13 @@ impl AbpEngine {
             *to_bin = Vec::new();
             return;
         }
+        let slots = 0..store.slot_count() as u32;
         if everything {
             to_bin.reserve_exact(store.len());
-            to_bin.extend((0..store.slot_count() as u32).filter(|&i| store.is_alive(i as usize)));
+            to_bin.extend(slots.filter(|&i| store.is_alive(i as usize)));
+        } else if all {
+            let binned = |&i: &u32| store.is_alive(i as usize) || store.is_dirty(i as usize);
+            to_bin.extend(slots.filter(binned));
         } else {
             slack::grow(to_bin, dirty.len());
             to_bin.extend_from_slice(dirty);

@@ -6,6 +6,7 @@
 //! covers, in regions its box touches.
 
 use std::collections::HashSet;
+use std::sync::atomic::Ordering;
 
 use super::membership::{RegionEntry, NO_EXTRA};
 use super::{MbpEngine, OUT};
@@ -128,6 +129,21 @@ impl MbpEngine {
                     .map(|(u, v)| (b.first_cell + b.grid.index(u, v), tag)),
             );
         }
+        // Whether the box lies inside one of its regions decides whether a populated new
+        // region looks at it (`joiners`): the flag and the bitmap say what the bounds say.
+        let inside = entries.iter().any(|e| {
+            self.index
+                .bounds(usize::from(e.region))
+                .is_some_and(|b| b.contains(store.aabb_at(s)))
+        });
+        let bit = self.not_inside.0[s >> 6].load(Ordering::Relaxed) >> (s & 63) & 1 == 1;
+        if m.inside != inside || bit == inside {
+            return Err(format!(
+                "mbp: slot {s} is marked inside: {}, not inside: {bit}; its regions hold it: \
+                 {inside}",
+                m.inside
+            ));
+        }
         Ok(want)
     }
 }
@@ -166,6 +182,16 @@ mod tests {
         let m = &mut bp.engine.members[s];
         (m.count, m.out) = (0, true);
         bp.assert_broken(&format!("slot {s} is in cells"));
+    }
+
+    #[test]
+    fn a_wrong_inside_flag_is_caught() {
+        let mut bp = live();
+        let s = (0..bp.engine.members.len())
+            .find(|&s| bp.engine.members[s].count == 1)
+            .unwrap_or(0);
+        bp.engine.members[s].inside ^= true;
+        bp.assert_broken(&format!("slot {s} is marked inside"));
     }
 
     #[test]

@@ -44,9 +44,12 @@ impl MbpEngine {
     /// Step 2 of the [module docs](super): the changed proxies leave their cells and regions.
     pub(super) fn leave(&mut self, store: &Store) {
         let changed = store.dirty().len() + self.forced_list.len();
+        // Where many proxies changed, every one is placed as if it had (what a cell then
+        // does is cheaper: see `cells::bins_all`), and every cell has leavers.
+        let all = cells::bins_all(changed, store.len());
         // When most proxies changed, nearly every cell has leavers: compacting them all
         // beats finding which.
-        if 2 * changed >= store.len() {
+        if all || 2 * changed >= store.len() {
             self.cells.mark_all_leavers();
         } else {
             let dirty = store.dirty().len();
@@ -88,6 +91,13 @@ impl MbpEngine {
             }
         }
         self.to_place.clear();
+        if all {
+            // Those removed this update (changed, no longer alive) leave too.
+            let slots = 0..store.slot_count() as u32;
+            let placed = |&s: &u32| store.is_alive(s as usize) || store.is_dirty(s as usize);
+            self.to_place.extend(slots.filter(placed));
+            return;
+        }
         self.to_place.extend_from_slice(store.dirty());
         self.to_place.extend(
             self.forced_list
@@ -404,6 +414,13 @@ impl Placing<'_> {
         let index = self.index;
         let lookup = self.lookup_all || self.store.is_dirty(s) || self.forced[s] & LOOK_UP != 0;
         if !lookup {
+            // Kept: in one region with none to join (unchanged proxies placed because many
+            // changed, `cells::bins_all`), that region, as cheaply as a looked-up proxy's.
+            if old.count == 1 && self.joinable.is_empty() {
+                let r = usize::from(old.first.region);
+                let inside = index.bounds(r).is_some_and(|b| b.contains(aabb));
+                return (Regions::One(r), inside);
+            }
             let mut set = RegionSet::default();
             let mut buf = [RegionEntry::default(); 2];
             for e in old.entries(self.extras, &mut buf) {
