@@ -17,6 +17,7 @@ pub mod scenes;
 #[cfg(feature = "serve")]
 pub mod serve;
 pub mod tree;
+pub mod variation;
 
 // The workspace README's examples are compiled and run with the lab's doctests (the library's
 // own README is the crate's).

@@ -22,6 +22,7 @@ use broadphase_lab::run::{self, RunOptions, Verdict, VERIFY_ALL_UP_TO};
 use broadphase_lab::scene_file::{self, SceneFile};
 use broadphase_lab::scenes::SceneKind;
 use broadphase_lab::tree::{self, TreeOptions};
+use broadphase_lab::variation::Variation;
 use clap::{Args, Parser, Subcommand};
 
 // The counting allocator behind `bplab bench`'s memory figures: two relaxed atomic updates per
@@ -134,6 +135,10 @@ struct BenchArgs {
     /// Seed of the scenes.
     #[arg(long)]
     seed: Option<u64>,
+    /// Factors varying the scenes' generators, as `density=4,speed=2` (also `size`, the spread
+    /// of box sizes, and `spread`, the width of clusters; each 0.05 to 20).
+    #[arg(long, default_value = "")]
+    vary: Variation,
     /// The scene of the frame-time-against-boxes chart.
     #[arg(long, default_value = "uniform")]
     plot_scene: SceneKind,
@@ -195,6 +200,7 @@ impl BenchArgs {
         if let Some(seed) = self.seed {
             o.seed = seed;
         }
+        o.vary = self.vary;
         o.plot_scene = self.plot_scene;
         o.progress = !self.no_progress;
         o
@@ -298,6 +304,10 @@ struct RunArgs {
     /// Seed of the scene.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Factors varying the scene's generator, as `density=4,speed=2` (also `size`, the spread
+    /// of box sizes, and `spread`, the width of clusters; each 0.05 to 20).
+    #[arg(long, default_value = "")]
+    vary: Variation,
     /// Algorithms to run, comma-separated, and `gpugrid` for GpuGrid on the device (default:
     /// all, with GpuGrid where a device answers; BruteForce only up to 5,000 boxes).
     #[arg(long, visible_alias = "algorithm", value_delimiter = ',')]
@@ -317,7 +327,7 @@ struct RunArgs {
     no_verify: bool,
     /// Run the objects of a scene file, or replay a trace, instead of a generated scene
     /// (format: `bplab list`).
-    #[arg(long, conflicts_with_all = ["scene", "n", "seed"])]
+    #[arg(long, conflicts_with_all = ["scene", "n", "seed", "vary"])]
     scene_file: Option<std::path::PathBuf>,
     /// How to print the results: a table, JSON or CSV.
     #[arg(long, value_enum, default_value_t = Format::Table)]
@@ -350,6 +360,7 @@ impl Default for RunArgs {
             n: 20_000,
             frames: None,
             seed: 1,
+            vary: Variation::default(),
             algo: Vec::new(),
             samples: 3,
             threads: None,
@@ -631,6 +642,7 @@ fn run_command(args: RunArgs) -> ExitCode {
         n,
         frames,
         seed: args.seed,
+        vary: args.vary,
         algorithms,
         gpu,
         samples: args.samples,

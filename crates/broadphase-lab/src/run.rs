@@ -20,6 +20,7 @@ use crate::output::{csv_line, Format};
 use crate::progress::Progress;
 use crate::scene_file::SceneFile;
 use crate::scenes::{Frame, Scene, SceneKind};
+use crate::variation::Variation;
 use broadphase::{
     Aabb, Algorithm, BroadPhase, BruteForce, Config, Error, Figures, Pair, ProxyDesc, ProxyId,
 };
@@ -38,6 +39,8 @@ pub struct RunOptions {
     pub frames: usize,
     /// The scene's seed.
     pub seed: u64,
+    /// Factors varying the scene's generator.
+    pub vary: Variation,
     /// The algorithms to run, in order.
     pub algorithms: Vec<Algorithm>,
     /// Whether GpuGrid runs too, after the algorithms, checked as they are (see
@@ -63,7 +66,7 @@ impl RunOptions {
                 next: 0,
             },
             Some(file) => Source::Scene(Scene::from_file(file)),
-            None => Source::Scene(Scene::new(self.scene, self.n, self.seed)),
+            None => Source::Scene(Scene::varied(self.scene, self.n, self.seed, &self.vary)),
         }
     }
 }
@@ -698,7 +701,8 @@ pub fn report(opts: &RunOptions, results: &[AlgoResult], format: Format) -> Stri
 pub fn table(opts: &RunOptions, results: &[AlgoResult]) -> String {
     let scene = match &opts.file {
         Some(_) => "from file".to_string(),
-        None => format!("{} · seed {}", opts.scene, opts.seed),
+        None if opts.vary.is_standard() => format!("{} · seed {}", opts.scene, opts.seed),
+        None => format!("{} ({}) · seed {}", opts.scene, opts.vary, opts.seed),
     };
     let mut out = format!(
         "scene {scene} · {} boxes · {} frames · {}\n\n",
@@ -820,6 +824,7 @@ mod tests {
             n: file.object_count(),
             frames,
             seed: 0,
+            vary: Variation::default(),
             algorithms: Algorithm::ALL.to_vec(),
             gpu: false,
             samples: 2,
@@ -858,6 +863,7 @@ mod tests {
                 n: 500,
                 frames: 6,
                 seed: 8,
+                vary: Variation::default(),
                 algorithms: Algorithm::ALL.to_vec(),
                 gpu: false,
                 samples: 2,
@@ -885,6 +891,7 @@ mod tests {
             n: 40,
             frames: 3,
             seed: 2,
+            vary: Variation::default(),
             algorithms: vec![Algorithm::Abp, Algorithm::Grid],
             gpu: false,
             samples: 2,
@@ -946,6 +953,7 @@ mod tests {
             n: VERIFY_ALL_UP_TO + 1_000,
             frames: 6,
             seed: 5,
+            vary: Variation::default(),
             algorithms: vec![Algorithm::Abp],
             gpu: false,
             samples: 2,
@@ -975,6 +983,7 @@ mod tests {
                 n: 600,
                 frames: 5,
                 seed: 3,
+                vary: Variation::default(),
                 algorithms: Algorithm::ALL.to_vec(),
                 gpu: false,
                 samples: 2,

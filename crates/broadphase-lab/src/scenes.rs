@@ -8,6 +8,8 @@ use std::fmt;
 use std::str::FromStr;
 
 use broadphase::{Aabb, ProxyDesc};
+
+use crate::variation::Variation;
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
@@ -219,6 +221,8 @@ pub struct Scene {
     side: f32,
     /// Where the world cube starts (1e6 in `far`).
     offset: f32,
+    /// Radians per frame of an oscillation's phase over 0.05 (a variation's speed).
+    rate: f32,
     centers: Vec<[f32; 3]>,
     halves: Vec<[f32; 3]>,
     motions: Vec<Motion>,
@@ -236,6 +240,16 @@ fn cube_side(n: usize, mean: f32, neighbours: f32) -> f32 {
 impl Scene {
     /// Builds the scene of `kind` with `n` objects from `seed`.
     pub fn new(kind: SceneKind, n: usize, seed: u64) -> Self {
+        Self::varied(kind, n, seed, &Variation::default())
+    }
+
+    /// [`Scene::new`] with the factors of `vary` applied (the standard variation builds the
+    /// same scene).
+    pub fn varied(kind: SceneKind, n: usize, seed: u64, vary: &Variation) -> Self {
+        // Boxes per volume scale as the cube of the world's side.
+        let shrink = vary.density.cbrt();
+        // A drawn half extent from 0.25 to 1, its spread widened or narrowed.
+        let spread = |h: f32| 0.25 + (h - 0.25) * vary.size;
         let mut rng = Pcg64Mcg::seed_from_u64(seed ^ 0x5EED_0000_B0B0_0000);
         let mut s = Scene {
             kind: Some(kind),
@@ -243,6 +257,7 @@ impl Scene {
             rng: rng.clone(),
             side: 1.0,
             offset: 0.0,
+            rate: vary.speed,
             centers: Vec::with_capacity(n),
             halves: Vec::with_capacity(n),
             motions: Vec::with_capacity(n),
@@ -256,7 +271,7 @@ impl Scene {
             | SceneKind::Teleport
             | SceneKind::Far
             | SceneKind::Sizes => {
-                s.side = cube_side(n, 1.25, 1.0);
+                s.side = cube_side(n, 1.25, 1.0) / shrink;
                 if kind == SceneKind::Far {
                     s.offset = 1.0e6;
                 }
@@ -265,40 +280,42 @@ impl Scene {
                     let half = if planet {
                         [0.0; 3].map(|_| rng.random_range(10.0..30.0f32))
                     } else {
-                        [0.0; 3].map(|_| rng.random_range(0.25..1.0f32))
+                        [0.0; 3].map(|_| spread(rng.random_range(0.25..1.0f32)))
                     };
                     let asleep = kind == SceneKind::Sleeping && i % 10 != 0;
-                    s.push_random(&mut rng, half, ProxyDesc::dynamic(), !asleep);
+                    s.push_random(&mut rng, half, ProxyDesc::dynamic(), !asleep, vary.speed);
                 }
             }
             SceneKind::Clustered => {
-                s.side = cube_side(n, 1.25, 1.0);
+                s.side = cube_side(n, 1.25, 1.0) / shrink;
                 let clusters = n.div_ceil(1000).max(1);
-                let sigma = s.side / 20.0;
+                let sigma = s.side / 20.0 * vary.spread;
                 let centres: Vec<[f32; 3]> = (0..clusters)
                     .map(|_| [0.0; 3].map(|_| rng.random_range(0.0..s.side)))
                     .collect();
                 for i in 0..n {
                     let c = centres[i % clusters];
-                    let half = [0.0; 3].map(|_| rng.random_range(0.25..1.0f32));
+                    let half = [0.0; 3].map(|_| spread(rng.random_range(0.25..1.0f32)));
                     let centre: [f32; 3] = std::array::from_fn(|a| {
                         (c[a] + gaussian(&mut rng) * sigma).clamp(0.0, s.side)
                     });
-                    let v = velocity(&mut rng, half);
+                    let v = velocity(&mut rng, half).map(|c| c * vary.speed);
                     s.push(centre, half, Motion::Bounce(v), ProxyDesc::dynamic());
                 }
             }
             SceneKind::Grid => {
                 let m = (n as f64).cbrt().ceil() as usize;
-                s.side = 2.0 * m as f32;
+                let spacing = 2.0 / shrink;
+                s.side = spacing * m as f32;
                 for i in 0..n {
-                    let anchor = [i % m, (i / m) % m, i / (m * m)].map(|k| 2.0 * k as f32 + 0.5);
+                    let anchor =
+                        [i % m, (i / m) % m, i / (m * m)].map(|k| spacing * k as f32 + 0.5);
                     let motion = Motion::Oscillate {
                         anchor,
                         amp: 0.6,
                         phase: rng.random_range(0.0..std::f32::consts::TAU),
                     };
-                    s.push(anchor, [0.5; 3], motion, ProxyDesc::dynamic());
+                    s.push(anchor, [0.5 * vary.size; 3], motion, ProxyDesc::dynamic());
                 }
             }
             SceneKind::Resting => {
@@ -310,21 +327,22 @@ impl Scene {
                 }
             }
             SceneKind::Particles => {
-                s.side = cube_side(n, 1.0, 3.0);
+                s.side = cube_side(n, 1.0, 3.0) / shrink;
+                let (half, step) = ([0.5 * vary.size; 3], 0.1 * vary.speed);
                 for _ in 0..n {
                     let centre = [0.0; 3].map(|_| rng.random_range(0.0..s.side));
-                    s.push(centre, [0.5; 3], Motion::Walk(0.1), ProxyDesc::dynamic());
+                    s.push(centre, half, Motion::Walk(step), ProxyDesc::dynamic());
                 }
             }
             SceneKind::StaticWorld => {
-                s.side = cube_side(n, 1.25, 1.0);
+                s.side = cube_side(n, 1.25, 1.0) / shrink;
                 let dynamic = 2000.min(n / 2);
                 for i in 0..n {
-                    let half = [0.0; 3].map(|_| rng.random_range(0.25..1.0f32));
+                    let half = [0.0; 3].map(|_| spread(rng.random_range(0.25..1.0f32)));
                     if i < n - dynamic {
-                        s.push_random(&mut rng, half, ProxyDesc::fixed(), false);
+                        s.push_random(&mut rng, half, ProxyDesc::fixed(), false, vary.speed);
                     } else {
-                        s.push_random(&mut rng, half, ProxyDesc::dynamic(), true);
+                        s.push_random(&mut rng, half, ProxyDesc::dynamic(), true, vary.speed);
                     }
                 }
             }
@@ -363,10 +381,18 @@ impl Scene {
         self.descs.push(desc);
     }
 
-    fn push_random(&mut self, rng: &mut Pcg64Mcg, half: [f32; 3], desc: ProxyDesc, moving: bool) {
+    /// Pushes a box at a random place, `moving` at `speed` times a [`velocity`].
+    fn push_random(
+        &mut self,
+        rng: &mut Pcg64Mcg,
+        half: [f32; 3],
+        desc: ProxyDesc,
+        moving: bool,
+        speed: f32,
+    ) {
         let centre = [0.0; 3].map(|_| rng.random_range(0.0..self.side));
         let motion = if moving {
-            Motion::Bounce(velocity(rng, half))
+            Motion::Bounce(velocity(rng, half).map(|c| c * speed))
         } else {
             Motion::Still
         };
@@ -381,6 +407,7 @@ impl Scene {
             rng: Pcg64Mcg::seed_from_u64(0),
             side: 1.0,
             offset: 0.0,
+            rate: 1.0,
             centers: Vec::with_capacity(file.objects.len()),
             halves: Vec::with_capacity(file.objects.len()),
             motions: Vec::with_capacity(file.objects.len()),
@@ -508,7 +535,7 @@ impl Scene {
                 }
                 Motion::Oscillate { anchor, amp, phase } => {
                     for a in 0..3 {
-                        c[a] = anchor[a] + *amp * (0.05 * t + *phase + a as f32).sin();
+                        c[a] = anchor[a] + *amp * (0.05 * self.rate * t + *phase + a as f32).sin();
                     }
                 }
                 Motion::Walk(step) => {
@@ -580,6 +607,48 @@ mod tests {
             (0.5..2.0).contains(&per_box),
             "{per_box} neighbours per box"
         );
+    }
+
+    /// Pairs among the boxes of a scene at its start.
+    fn start_pairs(s: &Scene) -> usize {
+        let boxes: Vec<Aabb> = (0..s.len()).map(|i| s.aabb(i)).collect();
+        let mut pairs = 0;
+        for i in 0..boxes.len() {
+            pairs += boxes[i + 1..]
+                .iter()
+                .filter(|b| b.overlaps(&boxes[i]))
+                .count();
+        }
+        pairs
+    }
+
+    /// Each factor moves what it names: density and size the pairs, speed how far a box goes
+    /// in a frame, spread how tightly clusters hold.
+    #[test]
+    fn variations_vary_what_they_name() {
+        let vary = |text: &str| text.parse::<Variation>().unwrap_or_default();
+        let uniform = |v: &str| Scene::varied(SceneKind::Uniform, 3000, 4, &vary(v));
+        let base = start_pairs(&uniform("")) as f64;
+        let denser = start_pairs(&uniform("density=8")) as f64 / base;
+        let wider = start_pairs(&uniform("size=3")) as f64 / base;
+        assert!(
+            (5.0..12.0).contains(&denser),
+            "density=8: {denser}x the pairs"
+        );
+        assert!(wider > 4.0, "size=3: {wider}x the pairs");
+        let travel = |v: &str| {
+            let mut s = uniform(v);
+            let before = s.aabb(0);
+            let after = s.step().moved[0].1;
+            (0..3)
+                .map(|a| (after.min[a] - before.min[a]).abs())
+                .sum::<f32>()
+        };
+        let faster = travel("speed=3") / travel("");
+        assert!((2.9..3.1).contains(&faster), "speed=3: {faster}x as far");
+        let clustered =
+            |v: &str| start_pairs(&Scene::varied(SceneKind::Clustered, 3000, 4, &vary(v)));
+        assert!(clustered("spread=0.5") > 3 * clustered(""));
     }
 
     #[test]

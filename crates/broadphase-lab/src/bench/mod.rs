@@ -33,6 +33,7 @@ pub use peers::PeerKind;
 use crate::progress::Progress;
 use crate::run::VERIFY_ALL_UP_TO;
 use crate::scenes::SceneKind;
+use crate::variation::Variation;
 
 /// The algorithms a bench runs by default (`BruteForce` only on request, at small sizes).
 pub const DEFAULT_ALGORITHMS: &[Algorithm] = &[
@@ -81,6 +82,9 @@ pub struct BenchOptions {
     pub budget_s: f64,
     /// The scenes' seed.
     pub seed: u64,
+    /// Factors varying the scenes' generators (`bplab bench --vary`).
+    #[serde(default, with = "variation")]
+    pub vary: Variation,
     /// The scene of the frame-time-against-N chart.
     #[serde(with = "scene_name")]
     pub plot_scene: SceneKind,
@@ -107,6 +111,7 @@ impl BenchOptions {
             verify_frames: 5,
             budget_s: DEFAULT_BUDGET_S,
             seed: 1,
+            vary: Variation::default(),
             plot_scene: SceneKind::Uniform,
             progress: true,
         }
@@ -499,6 +504,21 @@ by_name!(peer_names, PeerKind, |p: &PeerKind| p.name(), |n: &str| {
 });
 
 /// Serde of one scene by name.
+mod variation {
+    use super::*;
+    use serde::{Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &Variation, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(v)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Variation, D::Error> {
+        String::deserialize(d)?
+            .parse()
+            .map_err(serde::de::Error::custom)
+    }
+}
+
 mod scene_name {
     use super::*;
     use serde::{Deserializer, Serializer};

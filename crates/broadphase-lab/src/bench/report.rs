@@ -341,10 +341,15 @@ pub fn markdown_with_charts(report: &BenchReport, charts: Option<&str>) -> Strin
     let o = &report.options;
     let mut out = format!(
         "# Performance\n\nEvery figure here comes from one `bplab bench` run. {}\n\n\
-         {} matrix · seed {} · {} frames × {} rounds (after {} warm-up frames).\n\n",
+         {} matrix · seed {}{} · {} frames × {} rounds (after {} warm-up frames).\n\n",
         provenance(report),
         o.preset,
         o.seed,
+        if o.vary.is_standard() {
+            String::new()
+        } else {
+            format!(" · scenes varied: {}", o.vary)
+        },
         o.frames,
         o.repeats,
         o.warmup

@@ -141,7 +141,7 @@ fn run_in_pool(
     let kinds = contenders(cell, opts);
     let names: Vec<&str> = kinds.iter().map(|k| k.name()).collect();
     let label = format!("{} {} {}t", cell.scene, cell.n, cell.threads);
-    let start = Scene::new(cell.scene, cell.n, opts.seed);
+    let start = Scene::varied(cell.scene, cell.n, opts.seed, &opts.vary);
 
     progress.stage(&format!("{label} check"));
     verify(&kinds, &start, opts.verify_frames)?;
