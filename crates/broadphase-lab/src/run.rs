@@ -759,14 +759,17 @@ struct JsonReport<'a> {
     scene: String,
     /// The generated scene's seed (none for a file).
     seed: Option<u64>,
+    /// The factors varying the generated scene, as `--vary` takes them (none for a file; empty
+    /// for the scene as listed).
+    vary: Option<String>,
     boxes: usize,
     frames: usize,
     threads: usize,
     rows: &'a [Row],
 }
 
-/// The results as a JSON object: `scene`, `seed`, `boxes`, `frames`, `threads` and `rows`,
-/// each row an object with the [`Row::COLUMNS`] keys.
+/// The results as a JSON object: `scene`, `seed`, `vary`, `boxes`, `frames`, `threads` and
+/// `rows`, each row an object with the [`Row::COLUMNS`] keys.
 pub fn json(opts: &RunOptions, results: &[AlgoResult]) -> String {
     let rows = rows(opts, results);
     let report = JsonReport {
@@ -775,6 +778,7 @@ pub fn json(opts: &RunOptions, results: &[AlgoResult]) -> String {
             None => opts.scene.to_string(),
         },
         seed: opts.file.is_none().then_some(opts.seed),
+        vary: opts.file.is_none().then(|| opts.vary.to_string()),
         boxes: opts.n,
         frames: opts.frames,
         threads: rayon::current_num_threads(),
@@ -917,6 +921,7 @@ mod tests {
             serde_json::from_str(&report(&opts, &results, Format::Json)).unwrap();
         assert_eq!(json["scene"], "pile");
         assert_eq!(json["seed"], 2);
+        assert_eq!(json["vary"], "");
         assert_eq!(
             (json["boxes"].as_u64(), json["frames"].as_u64()),
             (Some(40), Some(3))

@@ -8,10 +8,10 @@ use std::fmt;
 use std::str::FromStr;
 
 use broadphase::{Aabb, ProxyDesc};
-
-use crate::variation::Variation;
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
+
+use crate::variation::Variation;
 
 /// The kinds of scene.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -503,7 +503,7 @@ by_name!(peer_names, PeerKind, |p: &PeerKind| p.name(), |n: &str| {
     n.parse::<PeerKind>()
 });
 
-/// Serde of one scene by name.
+/// Serde of a variation as `--vary` writes it.
 mod variation {
     use super::*;
     use serde::{Deserializer, Serializer};
@@ -519,6 +519,7 @@ mod variation {
     }
 }
 
+/// Serde of one scene by name.
 mod scene_name {
     use super::*;
     use serde::{Deserializer, Serializer};

@@ -42,8 +42,9 @@ struct Held([u32; SCAN_HITS]);
 
 /// Scans `$keys` from position `$from` against the probe box `$p` (a [`SignedBox`]) until
 /// a box starts beyond it, calling `$emit(j)` for each overlapping position `j` in increasing
-/// order (held meanwhile in `$held`, a [`Held`]), and adds the candidates tested to `$tests`. A macro, so that it is expanded inside
-/// each `#[target_feature]` function (which cannot be `#[inline(always)]`).
+/// order (held meanwhile in `$held`, a [`Held`]), and adds the candidates tested to `$tests`.
+/// A macro, so that it is expanded inside each `#[target_feature]` function (which cannot be
+/// `#[inline(always)]`).
 ///
 /// Requires: AVX2 runs, and `$from <= $keys.len`.
 macro_rules! scan {
