@@ -257,7 +257,12 @@ impl Scene {
             rng: rng.clone(),
             side: 1.0,
             offset: 0.0,
-            rate: vary.speed,
+            // The pile's boxes overlap whatever their phase: it takes no factor.
+            rate: if kind == SceneKind::Pile {
+                1.0
+            } else {
+                vary.speed
+            },
             centers: Vec::with_capacity(n),
             halves: Vec::with_capacity(n),
             motions: Vec::with_capacity(n),
@@ -649,6 +654,12 @@ mod tests {
         let clustered =
             |v: &str| start_pairs(&Scene::varied(SceneKind::Clustered, 3000, 4, &vary(v)));
         assert!(clustered("spread=0.5") > 3 * clustered(""));
+        // The pile takes no factor.
+        let mut pile = Scene::varied(SceneKind::Pile, 50, 2, &vary("speed=3,size=2"));
+        assert_eq!(
+            pile.step().moved,
+            Scene::new(SceneKind::Pile, 50, 2).step().moved
+        );
     }
 
     #[test]
