@@ -600,14 +600,7 @@ mod tests {
     #[test]
     fn uniform_has_about_one_neighbour_per_box() {
         let s = Scene::new(SceneKind::Uniform, 4000, 1);
-        let boxes: Vec<Aabb> = (0..s.len()).map(|i| s.aabb(i)).collect();
-        let mut pairs = 0;
-        for i in 0..boxes.len() {
-            for j in i + 1..boxes.len() {
-                pairs += usize::from(boxes[i].overlaps(&boxes[j]));
-            }
-        }
-        let per_box = 2.0 * pairs as f64 / boxes.len() as f64;
+        let per_box = 2.0 * start_pairs(&s) as f64 / s.len() as f64;
         assert!(
             (0.5..2.0).contains(&per_box),
             "{per_box} neighbours per box"

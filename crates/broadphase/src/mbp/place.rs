@@ -45,11 +45,10 @@ impl MbpEngine {
     pub(super) fn leave(&mut self, store: &Store) {
         let changed = store.dirty().len() + self.forced_list.len();
         // Where many proxies changed, every one is placed as if it had (what a cell then
-        // does is cheaper: see `cells::bins_all`), and every cell has leavers.
+        // does is cheaper: see `cells::bins_all`), and every cell has leavers: compacting
+        // them all beats finding which.
         let all = cells::bins_all(changed, store.len());
-        // When most proxies changed, nearly every cell has leavers: compacting them all
-        // beats finding which.
-        if all || 2 * changed >= store.len() {
+        if all {
             self.cells.mark_all_leavers();
         } else {
             let dirty = store.dirty().len();
